@@ -1,0 +1,227 @@
+package lab
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func actionSpecs() []KindSpec {
+	return []KindSpec{
+		newSpec[InstallOperator]("installOperator", "install the reference operator's chart and wait for its Deployment", 2*time.Minute, 0),
+		newSpec[CreateCluster]("createCluster", "create a PostgresCluster", 30*time.Second, 0),
+		newSpec[ApplyManifest]("applyManifest", "server-side apply one or more YAML documents", 30*time.Second, 0),
+		newSpec[DeleteObject]("deleteObject", "delete one object, ignoring not found", 30*time.Second, 0),
+		newSpec[WaitCondition]("waitCondition", "wait until a condition of the PostgresCluster has a status", 2*time.Minute, 0),
+		newSpec[DeletePrimaryPod]("deletePrimaryPod", "delete the pod named in status.currentPrimary; T0 when it is gone", 30*time.Second, 0),
+		newSpec[RemoveRoleVerbs]("removeRoleVerbs", "remove verbs on resources from the operator's role; T0 when the operator logs forbidden", 30*time.Second, 0),
+		newSpec[ApplyQuota]("applyQuota", "apply a ResourceQuota; T0 when a FailedCreate event cites it", 30*time.Second, 0),
+		newSpec[SetStorageClass]("setStorageClass", "set spec.storage.storageClassName of the PostgresCluster", 30*time.Second, 0),
+		newSpec[StopOperator]("stopOperator", "scale the operator's Deployment to 0 (or stop its process)", 30*time.Second, 0),
+		newSpec[StartOperator]("startOperator", "scale the operator's Deployment back to 1", time.Minute, 0),
+		newSpec[ScaleCluster]("scaleCluster", "set spec.replicas of the PostgresCluster", 30*time.Second, 0),
+		newSpec[Switchover]("switchover", "ask the operator to make another instance the primary", time.Minute, 0),
+	}
+}
+
+// InstallOperator installs the bundled operator chart.
+type InstallOperator struct {
+	Namespace string `yaml:"namespace,omitempty"` // default oplab-system
+}
+
+// CreateCluster creates a PostgresCluster.
+type CreateCluster struct {
+	Target        `yaml:",inline"`
+	Replicas      int               `yaml:"replicas"`
+	Version       string            `yaml:"version,omitempty"`
+	Storage       Storage           `yaml:"storage,omitempty"`
+	Requests      map[string]string `yaml:"requests,omitempty"`
+	Limits        map[string]string `yaml:"limits,omitempty"`
+	FailoverDelay Duration          `yaml:"failoverDelay,omitempty"`
+}
+
+// Storage is the storage part of a PostgresCluster spec.
+type Storage struct {
+	Size             string `yaml:"size,omitempty"`
+	StorageClassName string `yaml:"storageClassName,omitempty"`
+}
+
+// Validate implements Validator.
+func (c *CreateCluster) Validate() []FieldError {
+	var errs []FieldError
+	if c.Replicas < 1 || c.Replicas > 10 {
+		errs = append(errs, FieldError{"replicas", fmt.Sprintf("must be 1..10, got %d", c.Replicas)})
+	}
+	if c.Storage.Size != "" {
+		errs = append(errs, quantity("storage.size", c.Storage.Size)...)
+	}
+	errs = append(errs, quantities("requests", c.Requests)...)
+	return append(errs, quantities("limits", c.Limits)...)
+}
+
+// ApplyManifest applies YAML documents given inline.
+type ApplyManifest struct {
+	Manifest string `yaml:"manifest"`
+}
+
+// Validate implements Validator: each document needs apiVersion, kind and
+// metadata.name.
+func (a *ApplyManifest) Validate() []FieldError {
+	if strings.TrimSpace(a.Manifest) == "" {
+		return []FieldError{{"manifest", "is required"}}
+	}
+	var errs []FieldError
+	dec := yaml.NewDecoder(strings.NewReader(a.Manifest))
+	for i := 0; ; i++ {
+		var obj struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+			Metadata   struct {
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
+		}
+		err := dec.Decode(&obj)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				errs = append(errs, FieldError{"manifest", fmt.Sprintf("document %d: %v", i+1, err)})
+			}
+			break
+		}
+		if obj.APIVersion == "" || obj.Kind == "" || obj.Metadata.Name == "" {
+			errs = append(errs, FieldError{"manifest", fmt.Sprintf("document %d needs apiVersion, kind and metadata.name", i+1)})
+		}
+	}
+	return errs
+}
+
+// DeleteObject deletes one object.
+type DeleteObject struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Name       string `yaml:"name"`
+	Namespace  string `yaml:"namespace,omitempty"`
+}
+
+// Validate implements Validator.
+func (d *DeleteObject) Validate() []FieldError {
+	errs := required("apiVersion", d.APIVersion)
+	errs = append(errs, required("kind", d.Kind)...)
+	return append(errs, dnsName("name", d.Name)...)
+}
+
+// WaitCondition waits for a condition of the PostgresCluster.
+type WaitCondition struct {
+	Target `yaml:",inline"`
+	Type   string `yaml:"type"`
+	Status string `yaml:"status"`
+	Reason string `yaml:"reason,omitempty"`
+}
+
+// Validate implements Validator.
+func (w *WaitCondition) Validate() []FieldError {
+	return append(oneOf("type", w.Type, conditionTypes, false), oneOf("status", w.Status, statuses, false)...)
+}
+
+// DeletePrimaryPod deletes the current primary's pod.
+type DeletePrimaryPod struct {
+	Target `yaml:",inline"`
+	Force  bool `yaml:"force,omitempty"` // grace period 0
+}
+
+// RemoveRoleVerbs removes verbs on resources from a role's rules.
+type RemoveRoleVerbs struct {
+	Role      string   `yaml:"role"`
+	RoleKind  string   `yaml:"roleKind,omitempty"` // ClusterRole (default) or Role
+	Namespace string   `yaml:"namespace,omitempty"`
+	Resources []string `yaml:"resources"`
+	Verbs     []string `yaml:"verbs"`
+}
+
+// Validate implements Validator.
+func (r *RemoveRoleVerbs) Validate() []FieldError {
+	errs := dnsName("role", r.Role)
+	errs = append(errs, oneOf("roleKind", r.RoleKind, roleKinds, true)...)
+	if r.RoleKind == "Role" && r.Namespace == "" {
+		errs = append(errs, FieldError{"namespace", "is required for a Role"})
+	}
+	if len(r.Resources) == 0 {
+		errs = append(errs, FieldError{"resources", "needs at least one resource"})
+	}
+	return append(errs, verbs("verbs", r.Verbs, false)...)
+}
+
+// ApplyQuota applies a ResourceQuota.
+type ApplyQuota struct {
+	Name      string            `yaml:"name"`
+	Namespace string            `yaml:"namespace"`
+	Hard      map[string]string `yaml:"hard"`
+}
+
+// Validate implements Validator.
+func (q *ApplyQuota) Validate() []FieldError {
+	errs := append(dnsName("name", q.Name), dnsName("namespace", q.Namespace)...)
+	if len(q.Hard) == 0 {
+		errs = append(errs, FieldError{"hard", "needs at least one limit"})
+	}
+	return append(errs, quantities("hard", q.Hard)...)
+}
+
+// SetStorageClass changes the storage class a PostgresCluster asks for.
+type SetStorageClass struct {
+	Target           `yaml:",inline"`
+	StorageClassName string `yaml:"storageClassName"`
+}
+
+// Validate implements Validator.
+func (s *SetStorageClass) Validate() []FieldError {
+	return dnsName("storageClassName", s.StorageClassName)
+}
+
+// StopOperator stops the operator.
+type StopOperator struct{}
+
+// StartOperator starts the operator again.
+type StartOperator struct{}
+
+// ScaleCluster sets the number of instances.
+type ScaleCluster struct {
+	Target   `yaml:",inline"`
+	Replicas int `yaml:"replicas"`
+}
+
+// Validate implements Validator.
+func (s *ScaleCluster) Validate() []FieldError {
+	if s.Replicas < 1 || s.Replicas > 10 {
+		return []FieldError{{"replicas", fmt.Sprintf("must be 1..10, got %d", s.Replicas)}}
+	}
+	return nil
+}
+
+// Switchover makes Instance (a pod name) the primary.
+type Switchover struct {
+	Target   `yaml:",inline"`
+	Instance string `yaml:"instance"`
+}
+
+// Validate implements Validator.
+func (s *Switchover) Validate() []FieldError { return dnsName("instance", s.Instance) }
+
+func quantity(field, v string) []FieldError {
+	if _, err := resource.ParseQuantity(v); err != nil {
+		return []FieldError{{field, fmt.Sprintf("%q is not a quantity: %v", v, err)}}
+	}
+	return nil
+}
+
+func quantities(field string, m map[string]string) []FieldError {
+	var errs []FieldError
+	for k, v := range m {
+		errs = append(errs, quantity(field+"."+k, v)...)
+	}
+	return errs
+}

@@ -1,0 +1,170 @@
+package lab
+
+import (
+	"fmt"
+	"time"
+)
+
+func checkSpecs() []KindSpec {
+	return []KindSpec{
+		newSpec[Condition]("condition", "a condition of the PostgresCluster has the given status (and reason)", time.Minute, 2),
+		newSpec[PrimaryChanged]("primaryChanged", "status.currentPrimary differs from the primary recorded when chaos ran", time.Minute, 2),
+		newSpec[ExactlyOnePrimary]("exactlyOnePrimary", "exactly one pod carries the primary role label", 30*time.Second, 3),
+		newSpec[RWEndpointsPointAtPrimary]("rwEndpointsPointAtPrimary", "the -rw Service's endpoints are exactly the current primary", 30*time.Second, 2),
+		newSpec[ReplicasReady]("replicasReady", "status.readyReplicas equals count", 2*time.Minute, 2),
+		newSpec[ObservedGenerationCaughtUp]("observedGenerationCaughtUp", "status.observedGeneration equals metadata.generation", 30*time.Second, 2),
+		newSpec[RoleLeastPrivilege]("roleLeastPrivilege", "the role grants every needed verb and has no wildcard", 10*time.Second, 1),
+		newSpec[QuotaPresent]("quotaPresent", "the ResourceQuota still exists", 10*time.Second, 1),
+		newSpec[EventSeen]("eventSeen", "an event with the reason (and message pattern) was seen", time.Minute, 1),
+		newSpec[LogLineSeen]("logLineSeen", "an operator log line matching the pattern was seen", time.Minute, 1),
+		newSpec[ClaimsBound]("claimsBound", "every PersistentVolumeClaim of the cluster is Bound", time.Minute, 2),
+		newSpec[ClaimsPending]("claimsPending", "at least one PersistentVolumeClaim of the cluster is Pending", time.Minute, 2),
+		newSpec[ObjectExists]("objectExists", "an object exists", 30*time.Second, 1),
+		newSpec[OperatorReady]("operatorReady", "the operator's Deployment has a ready replica", time.Minute, 2),
+	}
+}
+
+// Condition checks a PostgresCluster condition.
+type Condition struct {
+	Target `yaml:",inline"`
+	Type   string `yaml:"type"`
+	Status string `yaml:"status"`
+	Reason string `yaml:"reason,omitempty"`
+}
+
+// Validate implements Validator.
+func (c *Condition) Validate() []FieldError {
+	return append(oneOf("type", c.Type, conditionTypes, false), oneOf("status", c.Status, statuses, false)...)
+}
+
+// PrimaryChanged passes when the primary is not the one chaos removed.
+type PrimaryChanged struct {
+	Target `yaml:",inline"`
+}
+
+// ExactlyOnePrimary passes when one pod, and only one, is labelled primary.
+type ExactlyOnePrimary struct {
+	Target `yaml:",inline"`
+}
+
+// RWEndpointsPointAtPrimary passes when <cluster>-rw routes to the primary only.
+type RWEndpointsPointAtPrimary struct {
+	Target `yaml:",inline"`
+}
+
+// ReplicasReady passes when Count instances are ready.
+type ReplicasReady struct {
+	Target `yaml:",inline"`
+	Count  int `yaml:"count"`
+}
+
+// Validate implements Validator.
+func (r *ReplicasReady) Validate() []FieldError {
+	if r.Count < 1 || r.Count > 10 {
+		return []FieldError{{"count", fmt.Sprintf("must be 1..10, got %d", r.Count)}}
+	}
+	return nil
+}
+
+// ObservedGenerationCaughtUp passes when the operator has seen the latest spec.
+type ObservedGenerationCaughtUp struct {
+	Target `yaml:",inline"`
+}
+
+// RoleLeastPrivilege passes when Role grants every rule in Needs and no
+// rule uses "*" in verbs, resources or apiGroups.
+type RoleLeastPrivilege struct {
+	Role      string       `yaml:"role"`
+	RoleKind  string       `yaml:"roleKind,omitempty"` // ClusterRole (default) or Role
+	Namespace string       `yaml:"namespace,omitempty"`
+	Needs     []PolicyRule `yaml:"needs"`
+}
+
+// PolicyRule is a needed permission.
+type PolicyRule struct {
+	APIGroups []string `yaml:"apiGroups"`
+	Resources []string `yaml:"resources"`
+	Verbs     []string `yaml:"verbs"`
+}
+
+// Validate implements Validator.
+func (r *RoleLeastPrivilege) Validate() []FieldError {
+	errs := dnsName("role", r.Role)
+	errs = append(errs, oneOf("roleKind", r.RoleKind, roleKinds, true)...)
+	if len(r.Needs) == 0 {
+		errs = append(errs, FieldError{"needs", "needs at least one rule"})
+	}
+	for i, n := range r.Needs {
+		p := fmt.Sprintf("needs[%d]", i)
+		if len(n.APIGroups) == 0 {
+			errs = append(errs, FieldError{p + ".apiGroups", `needs at least one group ("" is the core group)`})
+		}
+		if len(n.Resources) == 0 {
+			errs = append(errs, FieldError{p + ".resources", "needs at least one resource"})
+		}
+		errs = append(errs, verbs(p+".verbs", n.Verbs, false)...)
+	}
+	return errs
+}
+
+// QuotaPresent passes while the named ResourceQuota exists.
+type QuotaPresent struct {
+	Name      string `yaml:"name"`
+	Namespace string `yaml:"namespace"`
+}
+
+// Validate implements Validator.
+func (q *QuotaPresent) Validate() []FieldError {
+	return append(dnsName("name", q.Name), dnsName("namespace", q.Namespace)...)
+}
+
+// EventSeen passes when an event with Reason (and a message matching
+// Message) was recorded since the exercise started.
+type EventSeen struct {
+	Reason  string `yaml:"reason"`
+	Message string `yaml:"message,omitempty"`
+}
+
+// Validate implements Validator.
+func (e *EventSeen) Validate() []FieldError {
+	return append(required("reason", e.Reason), compiles("message", e.Message)...)
+}
+
+// LogLineSeen passes when an operator log line matching Pattern was seen
+// since the exercise started.
+type LogLineSeen struct {
+	Pattern string `yaml:"pattern"`
+}
+
+// Validate implements Validator.
+func (l *LogLineSeen) Validate() []FieldError {
+	return append(required("pattern", l.Pattern), compiles("pattern", l.Pattern)...)
+}
+
+// ClaimsBound passes when the cluster's claims are all Bound.
+type ClaimsBound struct {
+	Target `yaml:",inline"`
+}
+
+// ClaimsPending passes when a claim of the cluster is Pending.
+type ClaimsPending struct {
+	Target `yaml:",inline"`
+}
+
+// ObjectExists passes when the object exists.
+type ObjectExists struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Name       string `yaml:"name"`
+	Namespace  string `yaml:"namespace,omitempty"`
+}
+
+// Validate implements Validator.
+func (o *ObjectExists) Validate() []FieldError {
+	errs := required("apiVersion", o.APIVersion)
+	errs = append(errs, required("kind", o.Kind)...)
+	return append(errs, dnsName("name", o.Name)...)
+}
+
+// OperatorReady passes when the operator is running.
+type OperatorReady struct{}
