@@ -1,0 +1,135 @@
+// Package clustertest gives tests a real Kubernetes cluster of their own: an
+// embedded control plane started from the binaries `make controlplane`
+// builds, deleted when the test ends.
+package clustertest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"oplab.dev/oplab/internal/cluster"
+)
+
+// Cluster is a running embedded cluster owned by one test.
+type Cluster struct {
+	Provider   *cluster.Provider
+	Name       string
+	Kubeconfig string
+	Config     *rest.Config
+	Client     kubernetes.Interface
+	// DataDir is the provider's data directory (the cluster's state is
+	// under DataDir/clusters/Name).
+	DataDir string
+}
+
+// BinDir returns the directory of the control-plane binaries: $OPLAB_BIN, or
+// bin/ at the root of the module. It fails the test, saying what to run, when
+// they are missing.
+func BinDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("OPLAB_BIN")
+	if dir == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			t.Fatalf("find the module root: %v", err)
+		}
+		dir = filepath.Join(root, "bin")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
+		t.Fatalf("control-plane binaries not found in %s: run `make controlplane` (or `make test`)", dir)
+	}
+	return dir
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+			if err == nil && strings.HasPrefix(string(data), "module oplab.dev/oplab\n") {
+				return dir, nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", os.ErrNotExist
+		}
+		dir = parent
+	}
+}
+
+// NewProvider returns an embedded provider whose data directory is a
+// temporary directory of the test.
+func NewProvider(t testing.TB) (*cluster.Provider, string) {
+	t.Helper()
+	data := t.TempDir()
+	p, err := cluster.NewProvider(cluster.ProviderWithEmbedded(BinDir(t), data))
+	if err != nil {
+		t.Fatalf("new provider: %v", err)
+	}
+	return p, data
+}
+
+// New creates a cluster for the test and deletes it when the test ends.
+func New(t testing.TB) *Cluster {
+	t.Helper()
+	p, data := NewProvider(t)
+	return Create(t, p, data, UniqueName("t"))
+}
+
+// Create makes cluster name with p and deletes it when the test ends.
+func Create(t testing.TB, p *cluster.Provider, dataDir, name string) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	err := p.Create(ctx, name)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := p.Delete(ctx, name); err != nil && !isNotFound(err) {
+			t.Errorf("delete cluster %s: %v", name, err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("create cluster %s: %v", name, err)
+	}
+	t.Logf("cluster %s ready in %s", name, time.Since(start).Round(time.Millisecond))
+	kc, err := p.KubeconfigPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := p.RESTConfig(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Cluster{Provider: p, Name: name, Kubeconfig: kc, Config: cfg, Client: cs, DataDir: dataDir}
+}
+
+// UniqueName returns prefix with a random suffix, a valid cluster name.
+func UniqueName(prefix string) string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, cluster.ErrNotFound)
+}

@@ -1,0 +1,205 @@
+package embedded
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Addresses inside the cluster. KWOK gives pods addresses from podCIDR; the
+// service range must not overlap it.
+const (
+	serviceCIDR = "10.96.0.0/16"
+	serviceIP   = "10.96.0.1" // the kubernetes Service, first of serviceCIDR
+	podCIDR     = "10.0.0.1/16"
+	loopback    = "127.0.0.1"
+)
+
+// controllers are the controller-manager's controllers that run: every one a
+// lesson or a chaos exercise relies on, and none that needs a kubelet, a
+// cloud or metrics (attach-detach, HPA, node IPAM, CSR signing), which only
+// cost memory here.
+var controllers = []string{
+	"clusterrole-aggregation-controller",
+	"cronjob-controller",
+	"daemonset-controller",
+	"deployment-controller",
+	"disruption-controller",
+	"endpoints-controller",
+	"endpointslice-controller",
+	"endpointslice-mirroring-controller",
+	"ephemeral-volume-controller",
+	"garbage-collector-controller",
+	"job-controller",
+	"namespace-controller",
+	"node-lifecycle-controller",
+	"persistentvolume-binder-controller",
+	"persistentvolume-protection-controller",
+	"persistentvolumeclaim-protection-controller",
+	"pod-garbage-collector-controller",
+	"replicaset-controller",
+	"replicationcontroller-controller",
+	"resourcequota-controller",
+	"root-ca-certificate-publisher-controller",
+	"serviceaccount-controller",
+	"serviceaccount-token-controller",
+	"statefulset-controller",
+	"taint-eviction-controller",
+	"ttl-after-finished-controller",
+}
+
+// layout names the files of a cluster's state directory.
+type layout struct{ dir string }
+
+func (l layout) pkiDir() string                  { return filepath.Join(l.dir, "pki") }
+func (l layout) logDir() string                  { return filepath.Join(l.dir, "logs") }
+func (l layout) etcdDir() string                 { return filepath.Join(l.dir, "etcd") }
+func (l layout) kubeconfig() string              { return filepath.Join(l.dir, "kubeconfig") }
+func (l layout) componentConfig(n string) string { return filepath.Join(l.dir, n+".kubeconfig") }
+func (l layout) kwokConfig() string              { return filepath.Join(l.dir, "kwok.yaml") }
+func (l layout) log(name string) string          { return filepath.Join(l.logDir(), name+".log") }
+
+// component is one control-plane process.
+type component struct {
+	name   string // also the binary's name in the bin directory
+	args   []string
+	health string // URL answering 200 when healthy
+	// env adds to the minimal environment every process gets.
+	env []string
+}
+
+func url(port int, path string) string {
+	return "https://" + loopback + ":" + strconv.Itoa(port) + path
+}
+
+// components returns the control plane in start order.
+func components(l layout, p *pki, pt ports, clusterName string, tune tuning) []component {
+	etcd := component{
+		name: "etcd",
+		args: []string{
+			"--name=oplab",
+			"--data-dir=" + l.etcdDir(),
+			"--listen-client-urls=" + url(pt.EtcdClient, ""),
+			"--advertise-client-urls=" + url(pt.EtcdClient, ""),
+			"--listen-peer-urls=http://" + loopback + ":" + strconv.Itoa(pt.EtcdPeer),
+			"--initial-advertise-peer-urls=http://" + loopback + ":" + strconv.Itoa(pt.EtcdPeer),
+			"--initial-cluster=oplab=http://" + loopback + ":" + strconv.Itoa(pt.EtcdPeer),
+			"--cert-file=" + p.cert(servingName),
+			"--key-file=" + p.key(servingName),
+			"--trusted-ca-file=" + p.path(caCertFile),
+			"--client-cert-auth=true",
+			"--auto-compaction-retention=1",
+			"--quota-backend-bytes=" + strconv.Itoa(512<<20),
+			"--log-level=warn",
+		},
+		health: url(pt.EtcdClient, "/health"),
+	}
+	etcd.args = append(etcd.args, tune.etcd...)
+
+	apiserver := component{
+		name: "kube-apiserver",
+		args: []string{
+			"--etcd-servers=" + url(pt.EtcdClient, ""),
+			"--etcd-cafile=" + p.path(caCertFile),
+			"--etcd-certfile=" + p.cert(etcdClient),
+			"--etcd-keyfile=" + p.key(etcdClient),
+			"--bind-address=" + loopback,
+			"--advertise-address=" + loopback,
+			"--secure-port=" + strconv.Itoa(pt.APIServer),
+			"--tls-cert-file=" + p.cert(servingName),
+			"--tls-private-key-file=" + p.key(servingName),
+			"--client-ca-file=" + p.path(caCertFile),
+			"--authorization-mode=Node,RBAC",
+			"--service-account-key-file=" + p.path(saPubFile),
+			"--service-account-signing-key-file=" + p.path(saKeyFile),
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-cluster-ip-range=" + serviceCIDR,
+			"--proxy-client-cert-file=" + p.cert(frontProxy),
+			"--proxy-client-key-file=" + p.key(frontProxy),
+			"--requestheader-client-ca-file=" + p.path(caCertFile),
+			"--requestheader-allowed-names=" + frontProxyCN,
+			"--requestheader-username-headers=X-Remote-User",
+			"--requestheader-group-headers=X-Remote-Group",
+			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+			// KWOK serves the kubelet API (pod logs) on the node's InternalIP;
+			// the node's name does not resolve.
+			"--kubelet-preferred-address-types=InternalIP",
+			"--allow-privileged=true",
+			"--profiling=false",
+		},
+		health: url(pt.APIServer, "/readyz"),
+	}
+	apiserver.args = append(apiserver.args, tune.apiserver...)
+
+	componentFlags := func(kubeconfig string, port int) []string {
+		return []string{
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
+			"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+			"--bind-address=" + loopback,
+			"--secure-port=" + strconv.Itoa(port),
+			"--tls-cert-file=" + p.cert(servingName),
+			"--tls-private-key-file=" + p.key(servingName),
+			"--leader-elect=false",
+			"--profiling=false",
+		}
+	}
+	cm := component{
+		name: "kube-controller-manager",
+		args: append(componentFlags(l.componentConfig(cmName), pt.ControllerManager),
+			"--use-service-account-credentials=true",
+			"--service-account-private-key-file="+p.path(saKeyFile),
+			"--root-ca-file="+p.path(caCertFile),
+			"--cluster-signing-cert-file="+p.path(caCertFile),
+			"--cluster-signing-key-file="+p.path("ca.key"),
+			"--cluster-name=oplab-"+clusterName,
+			"--controllers="+strings.Join(controllers, ","),
+			// The in-tree host-path provisioner behind the default
+			// StorageClass: the real PersistentVolume controller provisions
+			// and binds claims, and reports a missing StorageClass as a
+			// ProvisioningFailed event, as on any cluster.
+			"--enable-hostpath-provisioner=true",
+		),
+		health: url(pt.ControllerManager, "/healthz"),
+	}
+	cm.args = append(cm.args, tune.controllerManager...)
+
+	sched := component{
+		name:   "kube-scheduler",
+		args:   componentFlags(l.componentConfig(schedName), pt.Scheduler),
+		health: url(pt.Scheduler, "/readyz"),
+	}
+	sched.args = append(sched.args, tune.scheduler...)
+
+	kwok := component{
+		name: "kwok",
+		args: []string{
+			"--kubeconfig=" + l.componentConfig(kwokName),
+			"--config=" + l.kwokConfig(),
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			"--node-ip=" + loopback,
+			"--node-port=" + strconv.Itoa(pt.Kwok),
+			"--server-address=" + loopback + ":" + strconv.Itoa(pt.Kwok),
+			"--tls-cert-file=" + p.cert(servingName),
+			"--tls-private-key-file=" + p.key(servingName),
+			"--node-lease-duration-seconds=40",
+			"--cidr=" + podCIDR,
+			"--enable-crds=Logs,ClusterLogs",
+		},
+		health: url(pt.Kwok, "/healthz"),
+	}
+	kwok.args = append(kwok.args, tune.kwok...)
+	all := []component{etcd, apiserver, cm, sched, kwok}
+	for i := range all {
+		all[i].env = tune.env[all[i].name]
+	}
+	return all
+}
+
+// kwokNodeAnnotation marks the nodes KWOK plays the kubelet of.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+func (c component) String() string { return fmt.Sprintf("%s %s", c.name, strings.Join(c.args, " ")) }

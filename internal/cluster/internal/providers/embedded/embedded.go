@@ -1,0 +1,473 @@
+// Package embedded is the cluster provider that needs nothing installed: a
+// real Kubernetes control plane per cluster (etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler) run as child processes on
+// loopback, with KWOK playing the kubelet of a node so pods are scheduled and
+// become Running. API semantics are real (RBAC, admission, controllers);
+// containers do not run.
+//
+// Each cluster lives in a directory of its own under the data directory:
+// PKI, kubeconfigs, etcd data, component logs, and cluster.json recording
+// ports and PIDs, so a later oplab process finds, health-checks and stops the
+// processes an earlier one started.
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"oplab.dev/oplab/internal/cluster/internal/providers"
+)
+
+// Options configure the provider.
+type Options struct {
+	// BinDir holds the control-plane binaries built by `make controlplane`.
+	BinDir string
+	// DataDir holds one directory per cluster under clusters/.
+	DataDir string
+	Logger  *slog.Logger
+}
+
+// Provider is the embedded backend.
+type Provider struct {
+	binDir  string
+	dataDir string
+	logger  *slog.Logger
+	reaper  *reaper
+	tune    tuning
+}
+
+var (
+	_ providers.Provider          = (*Provider)(nil)
+	_ providers.HostProcessRunner = (*Provider)(nil)
+)
+
+// Binaries the provider runs, all from BinDir.
+var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+
+// Start-up budgets per component. Generous: a loaded 2-core machine starts
+// the API server in about 2 s.
+const (
+	etcdTimeout      = 30 * time.Second
+	apiserverTimeout = 90 * time.Second
+	componentTimeout = 60 * time.Second
+)
+
+// New returns the embedded provider.
+func New(o Options) (*Provider, error) {
+	if o.BinDir == "" || o.DataDir == "" {
+		return nil, errors.New("embedded provider needs a bin directory and a data directory")
+	}
+	bin, err := filepath.Abs(o.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Provider{binDir: bin, dataDir: data, logger: logger, reaper: newReaper(), tune: defaultTuning()}, nil
+}
+
+// Info declares what embedded clusters can do.
+func (p *Provider) Info() providers.Info {
+	return providers.Info{
+		Name: "embedded",
+		Capabilities: providers.Capabilities{
+			RealContainers: false,
+			LoadImages:     false,
+			Disposable:     true,
+			HostProcesses:  true,
+		},
+	}
+}
+
+func (p *Provider) clusterDir(name string) string {
+	return filepath.Join(p.dataDir, "clusters", name)
+}
+
+// KubeconfigPath returns the admin kubeconfig of the cluster.
+func (p *Provider) KubeconfigPath(name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	l := layout{p.clusterDir(name)}
+	if _, err := os.Stat(filepath.Join(l.dir, stateFile)); err != nil {
+		return "", fmt.Errorf("%w: %q", providers.ErrNotFound, name)
+	}
+	return l.kubeconfig(), nil
+}
+
+// checkBinaries fails, naming the first missing one, before anything is made.
+func (p *Provider) checkBinaries() error {
+	for _, b := range binaries {
+		path := filepath.Join(p.binDir, b)
+		fi, err := os.Stat(path)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return fmt.Errorf("control-plane binary %s is missing or not executable: run `make controlplane`", path)
+		}
+	}
+	return nil
+}
+
+// env is the whole environment of a cluster process: nothing of oplab's own
+// environment (and its secrets) is passed on.
+func (p *Provider) env(dir string, extra []string) []string {
+	return append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, markerVar + "=" + dir}, extra...)
+}
+
+// Create makes a cluster; see providers.Provider.
+func (p *Provider) Create(ctx context.Context, name string, opts providers.CreateOptions) (err error) {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := p.checkBinaries(); err != nil {
+		return err
+	}
+	pt, err := allocatePorts(opts.APIServerPort)
+	if err != nil {
+		return err
+	}
+	dir := p.clusterDir(name)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%w: %q (delete it first, or choose another name)", providers.ErrAlreadyExists, name)
+		}
+		return err
+	}
+	st := &clusterState{Name: name, Created: time.Now().UTC(), Ports: pt}
+	defer func() {
+		if err != nil {
+			p.logger.Info("create failed, removing the cluster", "cluster", name, "error", err)
+			if cerr := p.teardown(context.WithoutCancel(ctx), dir, st); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("clean up: %w", cerr))
+			}
+		}
+	}()
+	c := &creation{p: p, st: st, l: layout{dir}, progress: opts.Progress}
+	return c.run(ctx)
+}
+
+// creation is one run of Create.
+type creation struct {
+	p        *Provider
+	st       *clusterState
+	l        layout
+	progress func(providers.Step)
+	pki      *pki
+}
+
+func (c *creation) step(name string, fn func() error) error {
+	if c.progress != nil {
+		c.progress(providers.Step{Name: name})
+	}
+	start := time.Now()
+	err := fn()
+	if c.progress != nil {
+		c.progress(providers.Step{Name: name, Done: true, Err: err, Duration: time.Since(start)})
+	}
+	return err
+}
+
+func (c *creation) run(ctx context.Context) error {
+	l, st := c.l, c.st
+	if err := c.step("Preparing certificates and configuration", c.prepare); err != nil {
+		return err
+	}
+	hc, err := healthClient(c.pki)
+	if err != nil {
+		return err
+	}
+	comps := components(l, c.pki, st.Ports, st.Name, c.p.tune)
+	byName := map[string]component{}
+	for _, comp := range comps {
+		byName[comp.name] = comp
+	}
+	if err := c.step("Starting etcd", func() error {
+		return c.startAndWait(ctx, hc, etcdTimeout, byName["etcd"])
+	}); err != nil {
+		return err
+	}
+	if err := c.step("Starting kube-apiserver", func() error {
+		return c.startAndWait(ctx, hc, apiserverTimeout, byName["kube-apiserver"])
+	}); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.kubeconfig())
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := c.step("Creating the node and the default StorageClass", func() error {
+		if err := applyCRDs(ctx, cfg, kwokCRDs); err != nil {
+			return err
+		}
+		return createBaseObjects(ctx, cs)
+	}); err != nil {
+		return err
+	}
+	if err := c.step("Starting kube-controller-manager, kube-scheduler and kwok", func() error {
+		return c.startAndWait(ctx, hc, componentTimeout,
+			byName["kube-controller-manager"], byName["kube-scheduler"], byName["kwok"])
+	}); err != nil {
+		return err
+	}
+	if err := c.step("Waiting for the node to be Ready", func() error {
+		return waitUsable(ctx, cs, componentTimeout)
+	}); err != nil {
+		return err
+	}
+	st.Ready = true
+	return writeState(l.dir, st)
+}
+
+// prepare writes the PKI, kubeconfigs, KWOK's configuration and the first
+// state record.
+func (c *creation) prepare() error {
+	l, st := c.l, c.st
+	for _, d := range []string{l.logDir(), l.etcdDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	p, err := newPKI(l.pkiDir())
+	if err != nil {
+		return err
+	}
+	c.pki = p
+	server := url(st.Ports.APIServer, "")
+	if err := writeKubeconfig(l.kubeconfig(), st.Name, server, p, adminName); err != nil {
+		return err
+	}
+	for _, n := range []string{cmName, schedName, kwokName} {
+		if err := writeKubeconfig(l.componentConfig(n), st.Name, server, p, n); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(l.kwokConfig(), kwokStages, 0o600); err != nil {
+		return err
+	}
+	return writeState(l.dir, st)
+}
+
+// startAndWait starts comps, records them, and waits until all are healthy.
+func (c *creation) startAndWait(ctx context.Context, hc *http.Client, timeout time.Duration, comps ...component) error {
+	recs := make([]processRecord, 0, len(comps))
+	for _, comp := range comps {
+		rec := processRecord{Name: comp.name, Log: c.l.log(comp.name), Health: comp.health}
+		pid, err := c.p.reaper.start(filepath.Join(c.p.binDir, comp.name), comp.args, c.p.env(c.l.dir, comp.env), c.l.dir, rec.Log)
+		if err != nil {
+			return fmt.Errorf("start %s: %w", comp.name, err)
+		}
+		rec.PID = pid
+		c.st.Processes = append(c.st.Processes, rec)
+		recs = append(recs, rec)
+		// Record each PID as soon as it exists, so an interrupted
+		// Create leaves nothing that cannot be stopped.
+		if err := writeState(c.l.dir, c.st); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(recs))
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		wg.Go(func() { errs[i] = waitHealthy(ctx, hc, rec, c.l.dir, timeout) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Delete stops the cluster's processes, removes the volumes the host-path
+// provisioner made for it, and removes its directory.
+func (p *Provider) Delete(ctx context.Context, name string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	dir := p.clusterDir(name)
+	unlock, err := lockDir(dir)
+	if err != nil {
+		if isNotExist(err) {
+			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
+		}
+		return err
+	}
+	defer unlock()
+	st, err := readState(dir)
+	if err != nil {
+		if isNotExist(err) {
+			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
+		}
+		return err
+	}
+	return p.teardown(ctx, dir, st)
+}
+
+// teardown removes volume directories (while the API server still answers),
+// stops every process in reverse start order — the API server before etcd,
+// so it does not spend a minute retrying a vanished etcd — and removes dir.
+func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) error {
+	p.removeVolumeDirs(ctx, layout{dir})
+	var errs []error
+	for i := len(st.Processes) - 1; i >= 0; i-- {
+		rec := st.Processes[i]
+		if err := stop(rec.PID, dir, stopGrace); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", rec.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		// Keep the state so the cluster can still be found and stopped.
+		return errors.Join(errs...)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	p.logger.Info("cluster deleted", "cluster", st.Name)
+	return nil
+}
+
+// removeVolumeDirs deletes the host directories of the cluster's
+// PersistentVolumes. It is best effort: without an API server the
+// directories cannot be told apart from other clusters'.
+func (p *Provider) removeVolumeDirs(ctx context.Context, l layout) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", l.kubeconfig())
+	if err != nil {
+		return
+	}
+	cfg.Timeout = 3 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return
+	}
+	dirs, err := hostPathDirs(ctx, cs)
+	if err != nil {
+		p.logger.Info("volume directories not removed: API server unreachable", "dir", l.dir, "error", err)
+		return
+	}
+	for _, d := range dirs {
+		if err := os.RemoveAll(d); err != nil {
+			p.logger.Warn("remove volume directory", "path", d, "error", err)
+		}
+	}
+}
+
+// List reports every cluster under the data directory, by name.
+func (p *Provider) List(ctx context.Context) ([]providers.Status, error) {
+	entries, err := os.ReadDir(filepath.Join(p.dataDir, "clusters"))
+	if err != nil {
+		if isNotExist(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var out []providers.Status
+	for _, e := range entries {
+		if !e.IsDir() || checkName(e.Name()) != nil {
+			continue
+		}
+		s, err := p.Status(ctx, e.Name())
+		if errors.Is(err, providers.ErrNotFound) {
+			continue // not a cluster directory, or deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Status checks every process of the cluster: alive, and answering its
+// health endpoint.
+func (p *Provider) Status(ctx context.Context, name string) (providers.Status, error) {
+	if err := checkName(name); err != nil {
+		return providers.Status{}, err
+	}
+	l := layout{p.clusterDir(name)}
+	st, err := readState(l.dir)
+	if err != nil {
+		if isNotExist(err) {
+			return providers.Status{}, fmt.Errorf("%w: %q", providers.ErrNotFound, name)
+		}
+		return providers.Status{}, err
+	}
+	s := providers.Status{
+		Name:       name,
+		Provider:   "embedded",
+		Server:     url(st.Ports.APIServer, ""),
+		Kubeconfig: l.kubeconfig(),
+		Created:    st.Created,
+		Components: make([]providers.ComponentStatus, len(st.Processes)),
+	}
+	hc, hcErr := healthClient(&pki{dir: l.pkiDir()})
+	var wg sync.WaitGroup
+	for i, rec := range st.Processes {
+		wg.Go(func() {
+			cs := providers.ComponentStatus{Name: rec.Name, PID: rec.PID, Log: rec.Log}
+			cs.Alive = alive(rec.PID, l.dir)
+			switch {
+			case !cs.Alive:
+				cs.Detail = "not running"
+			case rec.Health == "":
+				cs.Healthy = true
+			case hcErr != nil:
+				cs.Detail = hcErr.Error()
+			default:
+				pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+				if err := probe(pctx, hc, rec.Health); err != nil {
+					cs.Detail = err.Error()
+				} else {
+					cs.Healthy = true
+				}
+			}
+			s.Components[i] = cs
+		})
+	}
+	wg.Wait()
+	s.State = overall(st, s.Components)
+	return s, nil
+}
+
+// overall folds component health into the cluster's state.
+func overall(st *clusterState, comps []providers.ComponentStatus) providers.State {
+	var alive, healthy int
+	for _, c := range comps {
+		if c.Alive {
+			alive++
+		}
+		if c.Healthy {
+			healthy++
+		}
+	}
+	switch {
+	case alive == 0:
+		return providers.StateStopped
+	case !st.Ready:
+		return providers.StateCreating
+	case healthy == len(comps):
+		return providers.StateRunning
+	default:
+		return providers.StateDegraded
+	}
+}

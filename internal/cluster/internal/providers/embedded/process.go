@@ -1,0 +1,126 @@
+package embedded
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// stopGrace is how long a process gets to exit after SIGTERM before SIGKILL.
+const stopGrace = 10 * time.Second
+
+// reaper waits for the children this oplab process started, so that a child
+// that dies does not linger as a zombie that still looks alive. Processes
+// adopted from an earlier run of oplab are not our children; init reaps them.
+type reaper struct {
+	mu     sync.Mutex
+	exited map[int]chan struct{}
+}
+
+func newReaper() *reaper { return &reaper{exited: map[int]chan struct{}{}} }
+
+// start runs path with args and env in a session of its own (so a Ctrl-C in
+// oplab's terminal does not reach the cluster), stdout and stderr appended to
+// logPath, and returns its PID.
+func (r *reaper) start(path string, args, env []string, dir, logPath string) (int, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close() // the child holds its own descriptor
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	cmd.Dir = dir
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	r.mu.Lock()
+	r.exited[pid] = done
+	r.mu.Unlock()
+	go func() {
+		_ = cmd.Wait() // the exit is seen through alive(); the status is in the log
+		close(done)
+		r.mu.Lock()
+		delete(r.exited, pid)
+		r.mu.Unlock()
+	}()
+	return pid, nil
+}
+
+// markerVar names the variable, in every cluster process's environment, that
+// holds the cluster's state directory.
+const markerVar = "OPLAB_CLUSTER_DIR"
+
+// alive reports whether pid is a running process of the cluster whose state
+// directory is marker. The marker, read from the process's environment,
+// guards against a PID that the kernel has since given to an unrelated
+// process.
+func alive(pid int, marker string) bool {
+	if pid <= 0 {
+		return false
+	}
+	proc := "/proc/" + strconv.Itoa(pid)
+	stat, err := os.ReadFile(proc + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command name in parentheses: "pid (comm) S ...".
+	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X' {
+		return false
+	}
+	environ, err := os.ReadFile(proc + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(environ, []byte{0}) {
+		if string(kv) == markerVar+"="+marker {
+			return true
+		}
+	}
+	return false
+}
+
+// stop ends the process pid (and its process group) if it is still ours:
+// SIGTERM, then SIGKILL after grace. It returns once the process is gone.
+func stop(pid int, marker string, grace time.Duration) error {
+	if !alive(pid, marker) {
+		return nil
+	}
+	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal %d: %w", pid, err)
+	}
+	if waitGone(pid, marker, grace) {
+		return nil
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %d: %w", pid, err)
+	}
+	if waitGone(pid, marker, 5*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("process %d did not exit after SIGKILL", pid)
+}
+
+func waitGone(pid int, marker string, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for delay := 5 * time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
+		if !alive(pid, marker) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(delay)
+	}
+}

@@ -1,0 +1,102 @@
+package embedded
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster/internal/providers"
+)
+
+// stateFile is the record of a cluster inside its directory. Its presence
+// marks a directory as a cluster oplab created.
+const stateFile = "cluster.json"
+
+// clusterState is what survives oplab itself: enough to find, health-check and
+// stop the cluster's processes after a restart.
+type clusterState struct {
+	Name    string    `json:"name"`
+	Created time.Time `json:"created"`
+	// Ready is set once Create finished; a state without it belongs to a
+	// Create that is running or was interrupted.
+	Ready bool  `json:"ready"`
+	Ports ports `json:"ports"`
+	// Processes in start order; they are stopped in reverse.
+	Processes []processRecord `json:"processes"`
+}
+
+// ports are the loopback ports of a cluster's components.
+type ports struct {
+	EtcdClient        int `json:"etcdClient"`
+	EtcdPeer          int `json:"etcdPeer"`
+	APIServer         int `json:"apiServer"`
+	ControllerManager int `json:"controllerManager"`
+	Scheduler         int `json:"scheduler"`
+	Kwok              int `json:"kwok"`
+}
+
+// processRecord is one child process of a cluster.
+type processRecord struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+	Log  string `json:"log"`
+	// Health is the URL that answers 200 when the process is healthy; empty
+	// for processes that have none.
+	Health string `json:"health,omitempty"`
+	// Host is set for processes started with StartHostProcess rather than by
+	// Create.
+	Host bool `json:"host,omitempty"`
+}
+
+// validName is a DNS-1123 label short enough to prefix generated names.
+var validName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
+
+func checkName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("%w %q: use 1-40 lower-case letters, digits and '-', starting and ending with a letter or digit", providers.ErrInvalidName, name)
+	}
+	return nil
+}
+
+func readState(dir string) (*clusterState, error) {
+	data, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		return nil, err
+	}
+	var s clusterState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("read %s: %w", filepath.Join(dir, stateFile), err)
+	}
+	return &s, nil
+}
+
+// writeState replaces the state file atomically, so a crash mid-write never
+// leaves a cluster that cannot be found or stopped.
+func writeState(dir string, s *clusterState) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, stateFile+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, stateFile))
+}
+
+// isNotExist reports a missing state file or directory.
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

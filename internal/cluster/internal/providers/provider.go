@@ -1,0 +1,134 @@
+// Package providers defines the interface every cluster backend implements
+// and the types the public cluster package hands out.
+package providers
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Provider is a backend that makes Kubernetes clusters: embedded (child
+// processes on loopback), kind (containers) or existing (a namespace on a
+// shared cluster).
+type Provider interface {
+	// Info describes the backend and what it can do.
+	Info() Info
+	// Create makes the cluster and returns once its API server answers and a
+	// node is Ready. On error nothing of the cluster is left behind.
+	Create(ctx context.Context, name string, opts CreateOptions) error
+	// Delete stops every process of the cluster and removes its state.
+	Delete(ctx context.Context, name string) error
+	// List returns every cluster this backend knows, live or not.
+	List(ctx context.Context) ([]Status, error)
+	// Status reports one cluster. It returns an error wrapping ErrNotFound
+	// when there is no such cluster.
+	Status(ctx context.Context, name string) (Status, error)
+	// KubeconfigPath returns the path of the cluster's admin kubeconfig.
+	KubeconfigPath(name string) (string, error)
+}
+
+// HostProcessRunner is implemented by providers whose clusters run as host
+// processes (embedded): a workload that cannot run in a simulated pod, such
+// as an operator, is run beside the cluster and stopped with it.
+type HostProcessRunner interface {
+	// StartHostProcess starts spec as part of the cluster; a process of the
+	// same name is stopped first.
+	StartHostProcess(ctx context.Context, cluster string, spec HostProcess) error
+	// StopHostProcess stops the named process; stopping one that does not
+	// run is not an error.
+	StopHostProcess(ctx context.Context, cluster, name string) error
+}
+
+// HostProcess is a program to run beside a cluster.
+type HostProcess struct {
+	// Name identifies the process within the cluster ("pg-operator").
+	Name string
+	// Path and Args are the program and its arguments (without argv[0]).
+	Path string
+	Args []string
+	// Env is the whole environment of the process: nothing is inherited.
+	Env []string
+	// LogPath, when set, receives stdout and stderr; by default they go to
+	// the cluster's log directory as <Name>.log.
+	LogPath string
+}
+
+// Info names a backend and declares its capabilities.
+type Info struct {
+	Name         string       `json:"name"`
+	Capabilities Capabilities `json:"capabilities"`
+}
+
+// Capabilities say what a backend's clusters can do, so a lab that needs
+// something a backend lacks is refused before any work starts.
+type Capabilities struct {
+	// RealContainers: pods run real container images.
+	RealContainers bool `json:"realContainers"`
+	// LoadImages: local images can be loaded into the cluster's nodes.
+	LoadImages bool `json:"loadImages"`
+	// Disposable: the whole cluster belongs to one learner and is deleted
+	// with their session.
+	Disposable bool `json:"disposable"`
+	// HostProcesses: workloads such as the operator run as host processes
+	// beside the cluster (see HostProcessRunner).
+	HostProcesses bool `json:"hostProcesses"`
+}
+
+// CreateOptions tune Create.
+type CreateOptions struct {
+	// APIServerPort pins the API server's port; 0 picks a free one.
+	APIServerPort int
+	// Progress, when set, is told about each step as it starts and ends.
+	Progress func(Step)
+}
+
+// Step is a unit of progress reported while creating a cluster.
+type Step struct {
+	Name     string        // what is happening, e.g. "Starting etcd"
+	Done     bool          // false when the step starts, true when it ends
+	Err      error         // set on a failed end
+	Duration time.Duration // set when Done
+}
+
+// State is the health of a cluster as a whole.
+type State string
+
+const (
+	// StateRunning: every component is alive and answers its health check.
+	StateRunning State = "running"
+	// StateDegraded: some component died or does not answer.
+	StateDegraded State = "degraded"
+	// StateStopped: no component of the cluster is alive.
+	StateStopped State = "stopped"
+	// StateCreating: Create has not finished.
+	StateCreating State = "creating"
+)
+
+// Status describes a cluster.
+type Status struct {
+	Name       string            `json:"name"`
+	Provider   string            `json:"provider"`
+	State      State             `json:"state"`
+	Server     string            `json:"server,omitempty"`
+	Kubeconfig string            `json:"kubeconfig,omitempty"`
+	Created    time.Time         `json:"created"`
+	Components []ComponentStatus `json:"components,omitempty"`
+}
+
+// ComponentStatus is one process of a cluster.
+type ComponentStatus struct {
+	Name    string `json:"name"`
+	PID     int    `json:"pid"`
+	Alive   bool   `json:"alive"`
+	Healthy bool   `json:"healthy"`
+	Log     string `json:"log,omitempty"`
+	Detail  string `json:"detail,omitempty"`
+}
+
+// Errors shared by all backends.
+var (
+	ErrNotFound      = errors.New("cluster not found")
+	ErrAlreadyExists = errors.New("cluster already exists")
+	ErrInvalidName   = errors.New("invalid cluster name")
+)

@@ -1,0 +1,186 @@
+// Package cluster is oplab's façade over Kubernetes cluster providers.
+//
+// A Provider makes, lists and deletes clusters through one backend. The
+// backends live in internal packages and declare what they can do (see
+// Capabilities); callers choose one with a ProviderOption:
+//
+//	p, err := cluster.NewProvider(cluster.ProviderWithEmbedded(binDir, dataDir))
+//	err = p.Create(ctx, "alice", cluster.CreateWithProgress(printStep))
+//	cfg, err := p.RESTConfig("alice")
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"oplab.dev/oplab/internal/cluster/internal/providers"
+	"oplab.dev/oplab/internal/cluster/internal/providers/embedded"
+)
+
+// Types shared with the backends.
+type (
+	Info            = providers.Info
+	Capabilities    = providers.Capabilities
+	Status          = providers.Status
+	ComponentStatus = providers.ComponentStatus
+	State           = providers.State
+	Step            = providers.Step
+	HostProcess     = providers.HostProcess
+)
+
+// Cluster states.
+const (
+	StateRunning  = providers.StateRunning
+	StateDegraded = providers.StateDegraded
+	StateStopped  = providers.StateStopped
+	StateCreating = providers.StateCreating
+)
+
+// Errors a caller can test for with errors.Is.
+var (
+	ErrNotFound      = providers.ErrNotFound
+	ErrAlreadyExists = providers.ErrAlreadyExists
+	ErrInvalidName   = providers.ErrInvalidName
+	ErrUnsupported   = errors.New("not supported by this cluster provider")
+)
+
+// Provider makes and manages clusters through one backend.
+type Provider struct {
+	backend providers.Provider
+	logger  *slog.Logger
+}
+
+// ProviderOption configures a Provider.
+type ProviderOption func(*Provider) error
+
+// ProviderWithEmbedded selects the embedded backend: real control-plane
+// processes (built into binDir by `make controlplane`) with state kept under
+// dataDir.
+func ProviderWithEmbedded(binDir, dataDir string) ProviderOption {
+	return func(p *Provider) error {
+		b, err := embedded.New(embedded.Options{BinDir: binDir, DataDir: dataDir, Logger: p.logger})
+		if err != nil {
+			return err
+		}
+		p.backend = b
+		return nil
+	}
+}
+
+// ProviderWithLogger sets the logger for provider-level messages. Give it
+// before the backend option so the backend logs there too.
+func ProviderWithLogger(l *slog.Logger) ProviderOption {
+	return func(p *Provider) error {
+		p.logger = l
+		return nil
+	}
+}
+
+// NewProvider returns a Provider configured by opts. A backend option is
+// required.
+func NewProvider(opts ...ProviderOption) (*Provider, error) {
+	p := &Provider{logger: slog.New(slog.DiscardHandler)}
+	for _, o := range opts {
+		if err := o(p); err != nil {
+			return nil, err
+		}
+	}
+	if p.backend == nil {
+		return nil, errors.New("no cluster provider chosen")
+	}
+	return p, nil
+}
+
+// Info names the backend and declares its capabilities.
+func (p *Provider) Info() Info { return p.backend.Info() }
+
+// CreateOption tunes Create.
+type CreateOption func(*providers.CreateOptions) error
+
+// CreateWithProgress reports each step of Create to fn as it starts and ends.
+func CreateWithProgress(fn func(Step)) CreateOption {
+	return func(o *providers.CreateOptions) error {
+		o.Progress = fn
+		return nil
+	}
+}
+
+// CreateWithAPIServerPort pins the API server to port on 127.0.0.1.
+func CreateWithAPIServerPort(port int) CreateOption {
+	return func(o *providers.CreateOptions) error {
+		if port < 1 || port > 65535 {
+			return fmt.Errorf("API server port %d is out of range 1-65535", port)
+		}
+		o.APIServerPort = port
+		return nil
+	}
+}
+
+// Create makes the cluster name and returns once it is usable: the API server
+// is ready, a node is Ready and the default ServiceAccount exists.
+func (p *Provider) Create(ctx context.Context, name string, opts ...CreateOption) error {
+	var o providers.CreateOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return err
+		}
+	}
+	return p.backend.Create(ctx, name, o)
+}
+
+// Delete stops the cluster's processes and removes its state.
+func (p *Provider) Delete(ctx context.Context, name string) error {
+	return p.backend.Delete(ctx, name)
+}
+
+// List reports every cluster of the backend.
+func (p *Provider) List(ctx context.Context) ([]Status, error) {
+	return p.backend.List(ctx)
+}
+
+// Status reports one cluster.
+func (p *Provider) Status(ctx context.Context, name string) (Status, error) {
+	return p.backend.Status(ctx, name)
+}
+
+// KubeconfigPath returns the path of the cluster's admin kubeconfig.
+func (p *Provider) KubeconfigPath(name string) (string, error) {
+	return p.backend.KubeconfigPath(name)
+}
+
+// RESTConfig returns an admin client configuration for the cluster.
+func (p *Provider) RESTConfig(name string) (*rest.Config, error) {
+	path, err := p.backend.KubeconfigPath(name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig of cluster %q: %w", name, err)
+	}
+	return cfg, nil
+}
+
+// StartHostProcess runs spec beside the cluster and stops it with the
+// cluster. Only backends with the HostProcesses capability support it.
+func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec HostProcess) error {
+	r, ok := p.backend.(providers.HostProcessRunner)
+	if !ok {
+		return fmt.Errorf("start %s: %w", spec.Name, ErrUnsupported)
+	}
+	return r.StartHostProcess(ctx, cluster, spec)
+}
+
+// StopHostProcess stops a process started with StartHostProcess.
+func (p *Provider) StopHostProcess(ctx context.Context, cluster, name string) error {
+	r, ok := p.backend.(providers.HostProcessRunner)
+	if !ok {
+		return fmt.Errorf("stop %s: %w", name, ErrUnsupported)
+	}
+	return r.StopHostProcess(ctx, cluster, name)
+}
