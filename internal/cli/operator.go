@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"oplab.dev/oplab/internal/operator/install"
+)
+
+func newOperatorCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "operator",
+		Short: "Install, upgrade, uninstall the reference PostgreSQL operator and read its log",
+		Long: `Install, upgrade and uninstall the reference PostgreSQL operator (pg-operator)
+in a cluster, from the Helm chart built into oplab, and read its log.
+
+On the embedded provider the operator's pod is simulated, so oplab runs the
+operator beside the cluster as a process authenticated with the token of its
+ServiceAccount: RBAC applies to it as in a real cluster, and its log is the
+pod's log (kubectl logs -n oplab-system deploy/pg-operator).`,
+	}
+	cmd.AddCommand(newOperatorInstallCmd(g), newOperatorUninstallCmd(g), newOperatorLogsCmd(g))
+	return cmd
+}
+
+// installer returns the installer for the --cluster flag's cluster.
+func (g *globals) installer(clusterName string, timeout time.Duration) (*install.Installer, error) {
+	if clusterName == "" {
+		return nil, fmt.Errorf("give the cluster with --cluster NAME")
+	}
+	p, err := g.provider()
+	if err != nil {
+		return nil, err
+	}
+	return install.ForCluster(p, clusterName, g.binDir, install.Options{Logger: g.logger(), Timeout: timeout})
+}
+
+func newOperatorInstallCmd(g *globals) *cobra.Command {
+	var (
+		clusterName string
+		timeout     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:     "install --cluster NAME",
+		Short:   "Install the operator, or upgrade it, and wait until it is ready",
+		Example: `  oplab operator install --cluster alice`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := g.installer(clusterName, timeout)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Installing pg-operator into cluster %q\n", clusterName)
+			start := time.Now()
+			res, err := in.Install(cmd.Context())
+			if err != nil {
+				return fmt.Errorf("install operator into cluster %q: %w", clusterName, err)
+			}
+			verb := "installed"
+			if res.Upgraded {
+				verb = "upgraded"
+			}
+			fmt.Fprintf(out, "pg-operator %s (revision %d) and ready in %.1fs.\n", verb, res.Revision, time.Since(start).Seconds())
+			if res.Host != nil {
+				fmt.Fprintf(out, "It runs beside the cluster as a host process; its token expires at %s.\n", res.Host.TokenExpires.Format(time.RFC3339))
+			}
+			fmt.Fprintf(out, "\nRead its log with:\n  oplab operator logs --cluster %s -f\n", clusterName)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster to install into")
+	cmd.Flags().DurationVar(&timeout, "timeout", install.DefaultTimeout, "how long to wait for the operator to be ready")
+	return cmd
+}
+
+func newOperatorUninstallCmd(g *globals) *cobra.Command {
+	var (
+		clusterName string
+		timeout     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "uninstall --cluster NAME",
+		Short: "Stop the operator and remove it (the CRD and PostgresClusters stay)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in, err := g.installer(clusterName, timeout)
+			if err != nil {
+				return err
+			}
+			if err := in.Uninstall(cmd.Context()); err != nil {
+				return fmt.Errorf("uninstall operator from cluster %q: %w", clusterName, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "pg-operator uninstalled from cluster %q.\n", clusterName)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster to uninstall from")
+	cmd.Flags().DurationVar(&timeout, "timeout", install.DefaultTimeout, "how long to wait for the removal")
+	return cmd
+}
+
+func newOperatorLogsCmd(g *globals) *cobra.Command {
+	var (
+		clusterName string
+		follow      bool
+	)
+	cmd := &cobra.Command{
+		Use:     "logs --cluster NAME [-f]",
+		Short:   "Print the operator's log (its pod's log)",
+		Example: `  oplab operator logs --cluster alice -f`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if clusterName == "" {
+				return fmt.Errorf("give the cluster with --cluster NAME")
+			}
+			p, err := g.provider()
+			if err != nil {
+				return err
+			}
+			cfg, err := p.RESTConfig(clusterName)
+			if err != nil {
+				return err
+			}
+			return install.Logs(cmd.Context(), cfg, cmd.OutOrStdout(), follow)
+		},
+	}
+	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster whose operator to read")
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "stream the log until interrupted")
+	return cmd
+}

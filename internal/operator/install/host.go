@@ -1,0 +1,398 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/release"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"oplab.dev/oplab/internal/cluster"
+)
+
+// HostRunner runs programs beside a cluster and stops them with it;
+// *cluster.Provider is one on backends with the HostProcesses capability.
+type HostRunner interface {
+	StartHostProcess(ctx context.Context, cluster string, spec cluster.HostProcess) error
+	StopHostProcess(ctx context.Context, cluster, name string) error
+}
+
+// Host runs the operator as a host process, for clusters whose pods run no
+// container. The chart is still installed: its Deployment's pod is simulated
+// and the process plays it, with the pod's ServiceAccount and arguments.
+type Host struct {
+	// Runner starts and stops the process with the cluster Cluster.
+	Runner  HostRunner
+	Cluster string
+	// Operator is the pg-operator binary; Wrapper is the crilog binary
+	// that writes its output in the CRI log format.
+	Operator string
+	Wrapper  string
+	// Dir receives the operator's kubeconfig, token and log. It is made
+	// private to the user; it belongs to the cluster and goes with it.
+	Dir string
+	// TokenTTL is the lifetime asked for the ServiceAccount token;
+	// DefaultTokenTTL when zero. Call RefreshToken before it ends.
+	TokenTTL time.Duration
+}
+
+// DefaultTokenTTL is the lifetime asked for the operator's token.
+const DefaultTokenTTL = 24 * time.Hour
+
+// HostStatus describes the operator's host process.
+type HostStatus struct {
+	// LogPath is the operator's log in the CRI log format; the previous
+	// run's log is beside it (PreviousLogPath).
+	LogPath         string
+	PreviousLogPath string
+	// HealthAddr serves /healthz and /readyz; MetricsAddr serves /metrics.
+	HealthAddr  string
+	MetricsAddr string
+	// Kubeconfig is the operator's kubeconfig (no secret inside: it names
+	// the token file).
+	Kubeconfig string
+	// TokenExpires is when the operator's token ends.
+	TokenExpires time.Time
+}
+
+// hostProcessName names the process for the runner.
+const hostProcessName = "pg-operator"
+
+func (h *Host) paths() (token, kubeconfig, log, previous, wrapperLog string) {
+	return filepath.Join(h.Dir, "token"), filepath.Join(h.Dir, "kubeconfig"),
+		filepath.Join(h.Dir, "pg-operator.log"), filepath.Join(h.Dir, "pg-operator.previous.log"),
+		filepath.Join(h.Dir, "crilog.log")
+}
+
+// startHost (re)starts the operator's host process for the release rel and
+// waits until it is ready.
+func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*HostStatus, error) {
+	h := in.opts.Host
+	for _, p := range []string{h.Operator, h.Wrapper} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("operator host process: %w (run make build)", err)
+		}
+	}
+	if err := os.MkdirAll(h.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("operator host directory: %w", err)
+	}
+	if err := os.Chmod(h.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	tokenPath, kubeconfig, logPath, previous, wrapperLog := h.paths()
+	cs, err := kubernetes.NewForConfig(in.cfg)
+	if err != nil {
+		return nil, err
+	}
+	expires, err := in.writeToken(ctx, cs)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeTokenKubeconfig(kubeconfig, in.cfg, tokenPath); err != nil {
+		return nil, err
+	}
+	args, err := operatorArgs(rel.Manifest)
+	if err != nil {
+		return nil, err
+	}
+	health, metrics := freeAddr(), freeAddr()
+	if health == "" || metrics == "" {
+		return nil, errors.New("no free port on 127.0.0.1 for the operator's probes")
+	}
+	args = setFlag(args, "--health-probe-bind-address", health)
+	args = setFlag(args, "--metrics-bind-address", metrics)
+
+	// Stop the previous run before its log is moved aside.
+	if err := h.Runner.StopHostProcess(ctx, h.Cluster, hostProcessName); err != nil {
+		return nil, fmt.Errorf("stop the previous operator: %w", err)
+	}
+	if _, err := os.Stat(logPath); err == nil {
+		if err := os.Rename(logPath, previous); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.applyClusterLogs(ctx, logPath, previous); err != nil {
+		return nil, err
+	}
+	podName := in.operatorPodName(ctx, cs)
+	spec := cluster.HostProcess{
+		Name: hostProcessName,
+		Path: h.Wrapper,
+		Args: append([]string{"-file", logPath, "--", h.Operator}, args...),
+		Env: []string{
+			"KUBECONFIG=" + kubeconfig,
+			"POD_NAMESPACE=" + Namespace,
+			"POD_NAME=" + podName,
+			"HOME=" + h.Dir,
+			"PATH=/usr/local/bin:/usr/bin:/bin",
+		},
+		LogPath: wrapperLog,
+	}
+	in.log.Info("starting operator host process", "binary", h.Operator, "args", args, "log", logPath)
+	if err := h.Runner.StartHostProcess(ctx, h.Cluster, spec); err != nil {
+		return nil, fmt.Errorf("start operator host process: %w", err)
+	}
+	if err := waitReady(ctx, "http://"+health+"/readyz"); err != nil {
+		return nil, fmt.Errorf("operator host process not ready: %w; its log ends:\n%s", err, tail(20, logPath, wrapperLog))
+	}
+	return &HostStatus{
+		LogPath: logPath, PreviousLogPath: previous,
+		HealthAddr: health, MetricsAddr: metrics,
+		Kubeconfig: kubeconfig, TokenExpires: expires,
+	}, nil
+}
+
+// stopHost stops the operator's host process and forgets its credentials.
+func (in *Installer) stopHost(ctx context.Context) error {
+	h := in.opts.Host
+	if err := h.Runner.StopHostProcess(ctx, h.Cluster, hostProcessName); err != nil {
+		return fmt.Errorf("stop operator host process: %w", err)
+	}
+	if err := in.deleteClusterLogs(ctx); err != nil {
+		return err
+	}
+	token, kubeconfig, _, _, _ := h.paths()
+	for _, p := range []string{token, kubeconfig} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// RefreshToken mints a new token for the operator's ServiceAccount and
+// replaces the token file; the operator's client re-reads the file every
+// minute, so no restart is needed. Call it before HostStatus.TokenExpires.
+func (in *Installer) RefreshToken(ctx context.Context) (time.Time, error) {
+	if in.opts.Host == nil {
+		return time.Time{}, errors.New("refresh token: the operator does not run as a host process")
+	}
+	cs, err := kubernetes.NewForConfig(in.cfg)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return in.writeToken(ctx, cs)
+}
+
+// writeToken mints a token for the chart's ServiceAccount with TokenRequest
+// and writes it, private, to the token file. The token is never logged.
+func (in *Installer) writeToken(ctx context.Context, cs kubernetes.Interface) (time.Time, error) {
+	h := in.opts.Host
+	ttl := h.TokenTTL
+	if ttl == 0 {
+		ttl = DefaultTokenTTL
+	}
+	secs := int64(ttl / time.Second)
+	tr, err := cs.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, ServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return time.Time{}, fmt.Errorf("request a token for ServiceAccount %s/%s: %w", Namespace, ServiceAccount, err)
+	}
+	token, _, _, _, _ := h.paths()
+	tmp := token + ".tmp"
+	if err := os.WriteFile(tmp, []byte(tr.Status.Token), 0o600); err != nil {
+		return time.Time{}, fmt.Errorf("write operator token: %w", err)
+	}
+	if err := os.Rename(tmp, token); err != nil {
+		return time.Time{}, fmt.Errorf("write operator token: %w", err)
+	}
+	in.log.Info("operator token minted", "serviceAccount", Namespace+"/"+ServiceAccount, "expires", tr.Status.ExpirationTimestamp.Time)
+	return tr.Status.ExpirationTimestamp.Time, nil
+}
+
+// writeTokenKubeconfig writes a kubeconfig that reaches the API server of
+// admin (server and CA) and authenticates with the token in tokenFile only:
+// no client certificate, so the operator has its ServiceAccount's rights and
+// no more.
+func writeTokenKubeconfig(path string, admin *rest.Config, tokenFile string) error {
+	ca := admin.CAData
+	if len(ca) == 0 && admin.CAFile != "" {
+		b, err := os.ReadFile(admin.CAFile)
+		if err != nil {
+			return fmt.Errorf("read cluster CA: %w", err)
+		}
+		ca = b
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["oplab"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: ca, InsecureSkipTLSVerify: admin.Insecure}
+	cfg.AuthInfos[ServiceAccount] = &clientcmdapi.AuthInfo{TokenFile: tokenFile}
+	cfg.Contexts["pg-operator"] = &clientcmdapi.Context{Cluster: "oplab", AuthInfo: ServiceAccount, Namespace: Namespace}
+	cfg.CurrentContext = "pg-operator"
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write operator kubeconfig: %w", err)
+	}
+	return os.Chmod(path, 0o600)
+}
+
+// operatorArgs reads the operator container's arguments from the rendered
+// Deployment, so the host process runs exactly as the pod would.
+func operatorArgs(manifest string) ([]string, error) {
+	objs, err := splitManifest(manifest)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range objs {
+		if m.Kind != "Deployment" || m.Name != Deployment {
+			continue
+		}
+		ctrs, _ := field(m.Object, "spec", "template", "spec", "containers").([]any)
+		for _, c := range ctrs {
+			if field(c, "name") != Container {
+				continue
+			}
+			var args []string
+			for _, a := range asSlice(field(c, "args")) {
+				s, ok := a.(string)
+				if !ok {
+					return nil, fmt.Errorf("operator argument %v is not a string", a)
+				}
+				args = append(args, s)
+			}
+			return args, nil
+		}
+	}
+	return nil, fmt.Errorf("release has no Deployment %s with a container %s", Deployment, Container)
+}
+
+// setFlag replaces (or adds) --name=value in args.
+func setFlag(args []string, name, value string) []string {
+	out := make([]string, 0, len(args)+1)
+	for _, a := range args {
+		if a != name && !strings.HasPrefix(a, name+"=") {
+			out = append(out, a)
+		}
+	}
+	return append(out, name+"="+value)
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return ""
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// operatorPodName names the simulated pod the process plays, for the
+// operator's POD_NAME.
+func (in *Installer) operatorPodName(ctx context.Context, cs kubernetes.Interface) string {
+	pods, err := cs.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
+	if err != nil || len(pods.Items) == 0 {
+		return Deployment
+	}
+	return pods.Items[0].Name
+}
+
+func waitReady(ctx context.Context, url string) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	var last error
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err
+			return false, nil
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			last = fmt.Errorf("%s: %s", url, resp.Status)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (last: %w)", err, last)
+	}
+	return err
+}
+
+// tail returns the last n lines of the given files, for error messages.
+func tail(n int, paths ...string) string {
+	var b strings.Builder
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		fmt.Fprintf(&b, "==> %s <==\n%s\n", p, strings.Join(lines, "\n"))
+	}
+	return b.String()
+}
+
+// KWOK serves the logs of simulated pods from host files named by its
+// ClusterLogs objects.
+var clusterLogsGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "clusterlogs"}
+
+const clusterLogsName = "oplab-pg-operator"
+
+// applyClusterLogs tells KWOK to serve the operator pod's log (any pod of the
+// namespace, so it survives the pod's re-creation) from logPath.
+func (in *Installer) applyClusterLogs(ctx context.Context, logPath, previous string) error {
+	dyn, err := dynamic.NewForConfig(in.cfg)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1",
+		"kind":       "ClusterLogs",
+		"metadata":   map[string]any{"name": clusterLogsName},
+		"spec": map[string]any{
+			"selector": map[string]any{"matchNamespaces": []any{Namespace}},
+			"logs": []any{map[string]any{
+				"containers":       []any{Container},
+				"logsFile":         logPath,
+				"previousLogsFile": previous,
+				"follow":           true,
+			}},
+		},
+	}}
+	_, err = dyn.Resource(clusterLogsGVR).Apply(ctx, clusterLogsName, obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+			return fmt.Errorf("serve the operator's log as its pod's: KWOK's ClusterLogs resource is not installed in this cluster: %w", err)
+		}
+		return fmt.Errorf("apply ClusterLogs %s: %w", clusterLogsName, err)
+	}
+	return nil
+}
+
+func (in *Installer) deleteClusterLogs(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(in.cfg)
+	if err != nil {
+		return err
+	}
+	err = dyn.Resource(clusterLogsGVR).Delete(ctx, clusterLogsName, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+		return fmt.Errorf("delete ClusterLogs %s: %w", clusterLogsName, err)
+	}
+	return nil
+}

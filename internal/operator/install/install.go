@@ -1,0 +1,229 @@
+// Package install installs oplab's reference PostgreSQL operator into a
+// cluster from the Helm chart embedded in the oplab binary, with helm's Go
+// library (no helm binary), upgrades it and uninstalls it.
+//
+// On providers whose pods run no container (the embedded provider, which
+// declares the HostProcesses capability) the chart's Deployment pod is only
+// simulated by KWOK, so the installer also runs the operator as a host
+// process beside the cluster. The process authenticates with a token minted
+// for the chart's ServiceAccount, so RBAC applies to it exactly as to the
+// pod in a real cluster, and its log is written in the CRI log format to a
+// file that KWOK serves as the pod's log (`kubectl logs deploy/pg-operator`).
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"slices"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/client-go/rest"
+
+	"oplab.dev/oplab/charts"
+)
+
+// Options tune an Installer. The zero value installs the embedded chart with
+// its default values and waits up to DefaultTimeout.
+type Options struct {
+	// Values override the chart's values.yaml.
+	Values map[string]any
+	// Chart is the chart to install; charts.PGOperator() by default.
+	Chart fs.FS
+	// Timeout bounds each install, upgrade or uninstall including the wait
+	// for the operator to be ready.
+	Timeout time.Duration
+	// Logger receives progress and helm's debug messages; discarded by
+	// default.
+	Logger *slog.Logger
+	// Host, when set, runs the operator as a host process (see Host).
+	Host *Host
+}
+
+// DefaultTimeout bounds an install when Options.Timeout is zero.
+const DefaultTimeout = 3 * time.Minute
+
+// Installer installs, upgrades and uninstalls the operator in one cluster.
+type Installer struct {
+	cfg  *rest.Config
+	opts Options
+	log  *slog.Logger
+}
+
+// New returns an Installer for the cluster that cfg reaches with admin
+// rights.
+func New(cfg *rest.Config, opts Options) *Installer {
+	if opts.Chart == nil {
+		opts.Chart = charts.PGOperator()
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Installer{cfg: rest.CopyConfig(cfg), opts: opts, log: log}
+}
+
+// Result describes a finished install or upgrade.
+type Result struct {
+	// Revision is the helm release's revision; 1 after a first install.
+	Revision int
+	// Upgraded is true when an existing release was upgraded.
+	Upgraded bool
+	// Host describes the operator's host process, when it runs as one.
+	Host *HostStatus
+}
+
+// Install installs the chart, or upgrades the release when it exists, and
+// returns once the operator is ready: its Deployment is available and, in
+// host mode, the process answers its readiness probe.
+func (in *Installer) Install(ctx context.Context) (*Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
+	defer cancel()
+	c, err := LoadChart(in.opts.Chart)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.applyCRDs(ctx, c); err != nil {
+		return nil, err
+	}
+	cfg, err := in.helm()
+	if err != nil {
+		return nil, err
+	}
+	rel, upgraded, err := in.installOrUpgrade(ctx, cfg, c)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Revision: rel.Version, Upgraded: upgraded}
+	if in.opts.Host != nil {
+		hs, err := in.startHost(ctx, rel)
+		if err != nil {
+			return nil, err
+		}
+		res.Host = hs
+	}
+	in.log.Info("operator ready", "release", ReleaseName, "revision", rel.Version, "upgraded", upgraded)
+	return res, nil
+}
+
+func (in *Installer) helm() (*action.Configuration, error) {
+	getter, err := newRESTGetter(in.cfg, Namespace)
+	if err != nil {
+		return nil, fmt.Errorf("helm client: %w", err)
+	}
+	cfg := new(action.Configuration)
+	logf := func(format string, v ...any) { in.log.Debug(fmt.Sprintf(format, v...), "component", "helm") }
+	if err := cfg.Init(getter, Namespace, "secret", logf); err != nil {
+		return nil, fmt.Errorf("helm client: %w", err)
+	}
+	return cfg, nil
+}
+
+// lastRelease returns the newest revision of the release, or nil.
+func lastRelease(cfg *action.Configuration) (*release.Release, error) {
+	hist, err := action.NewHistory(cfg).Run(ReleaseName)
+	if errors.Is(err, driver.ErrReleaseNotFound) || err == nil && len(hist) == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read release history: %w", err)
+	}
+	return slices.MaxFunc(hist, func(a, b *release.Release) int { return a.Version - b.Version }), nil
+}
+
+func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configuration, c *chart.Chart) (*release.Release, bool, error) {
+	last, err := lastRelease(cfg)
+	if err != nil {
+		return nil, false, err
+	}
+	vals := maps.Clone(in.opts.Values)
+	if last != nil && last.Info.Status.IsPending() {
+		// An install or upgrade was interrupted (oplab was killed): helm
+		// refuses to go on while the release looks busy.
+		in.log.Info("release left pending by an interrupted run; marking it failed", "status", last.Info.Status)
+		last.SetStatus(release.StatusFailed, "interrupted; superseded by oplab operator install")
+		if err := cfg.Releases.Update(last); err != nil {
+			return nil, false, fmt.Errorf("recover pending release: %w", err)
+		}
+		if last.Version == 1 {
+			if _, err := in.uninstallRelease(cfg); err != nil {
+				return nil, false, err
+			}
+			last = nil
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	timeout := time.Until(deadline)
+	if last == nil {
+		in.log.Info("installing chart", "chart", c.Name(), "version", c.Metadata.Version, "namespace", Namespace)
+		i := action.NewInstall(cfg)
+		i.ReleaseName = ReleaseName
+		i.Namespace = Namespace
+		i.CreateNamespace = true
+		i.SkipCRDs = true // applied by applyCRDs, which also upgrades them
+		i.Wait = true
+		i.Timeout = timeout
+		rel, err := i.RunWithContext(ctx, c, vals)
+		if err != nil {
+			return nil, false, fmt.Errorf("install chart %s: %w", c.Name(), err)
+		}
+		return rel, false, nil
+	}
+	in.log.Info("upgrading release", "from", last.Version, "chart", c.Name(), "version", c.Metadata.Version)
+	u := action.NewUpgrade(cfg)
+	u.Namespace = Namespace
+	u.SkipCRDs = true
+	u.Wait = true
+	u.Timeout = timeout
+	u.ResetValues = true // the values are exactly Options.Values over the chart's
+	u.MaxHistory = 5
+	rel, err := u.RunWithContext(ctx, ReleaseName, c, vals)
+	if err != nil {
+		return nil, false, fmt.Errorf("upgrade release %s: %w", ReleaseName, err)
+	}
+	return rel, true, nil
+}
+
+// Uninstall stops the operator, removes the release and the namespace, and
+// returns once the namespace is gone. The CRD and every PostgresCluster are
+// kept, as helm keeps a chart's CRDs. Uninstalling what is not installed is
+// not an error.
+func (in *Installer) Uninstall(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
+	defer cancel()
+	if in.opts.Host != nil {
+		if err := in.stopHost(ctx); err != nil {
+			return err
+		}
+	}
+	cfg, err := in.helm()
+	if err != nil {
+		return err
+	}
+	if _, err := in.uninstallRelease(cfg); err != nil {
+		return err
+	}
+	return in.deleteNamespace(ctx)
+}
+
+func (in *Installer) uninstallRelease(cfg *action.Configuration) (bool, error) {
+	u := action.NewUninstall(cfg)
+	u.Wait = true
+	u.Timeout = in.opts.Timeout
+	u.IgnoreNotFound = true
+	res, err := u.Run(ReleaseName)
+	if err != nil {
+		return false, fmt.Errorf("uninstall release %s: %w", ReleaseName, err)
+	}
+	return res != nil && res.Release != nil, nil
+}

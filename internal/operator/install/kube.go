@@ -1,0 +1,103 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+)
+
+// fieldManager owns the fields oplab applies with server-side apply.
+const fieldManager = "oplab"
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// applyCRDs applies the chart's CRDs with server-side apply and waits until
+// they are established. Helm installs crds/ only on first install and never
+// upgrades them; applying them here makes an upgrade carry CRD changes too.
+func (in *Installer) applyCRDs(ctx context.Context, c *chart.Chart) error {
+	crds := c.CRDObjects()
+	if len(crds) == 0 {
+		return nil
+	}
+	dyn, err := dynamic.NewForConfig(in.cfg)
+	if err != nil {
+		return err
+	}
+	for _, f := range crds {
+		var obj unstructured.Unstructured
+		if err := yaml.Unmarshal(f.File.Data, &obj.Object); err != nil {
+			return fmt.Errorf("decode CRD %s: %w", f.Filename, err)
+		}
+		if obj.Object == nil {
+			continue
+		}
+		name := obj.GetName()
+		in.log.Info("applying CRD", "name", name)
+		if _, err := dyn.Resource(crdGVR).Apply(ctx, name, &obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("apply CRD %s: %w", name, err)
+		}
+		if err := waitEstablished(ctx, dyn, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		u, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		var crd apiextensionsv1.CustomResourceDefinition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &crd); err != nil {
+			return false, err
+		}
+		for _, c := range crd.Status.Conditions {
+			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for CRD %s to be established: %w", name, err)
+	}
+	return nil
+}
+
+// deleteNamespace deletes the operator's namespace (made by the install with
+// CreateNamespace) and waits until it is gone.
+func (in *Installer) deleteNamespace(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(in.cfg)
+	if err != nil {
+		return err
+	}
+	err = cs.CoreV1().Namespaces().Delete(ctx, Namespace, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("delete namespace %s: %w", Namespace, err)
+	}
+	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for namespace %s to be deleted: %w", Namespace, err)
+	}
+	return nil
+}
