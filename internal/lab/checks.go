@@ -21,6 +21,8 @@ func checkSpecs() []KindSpec {
 		newSpec[ClaimsPending]("claimsPending", "at least one PersistentVolumeClaim of the cluster is Pending", time.Minute, 2),
 		newSpec[ObjectExists]("objectExists", "an object exists", 30*time.Second, 1),
 		newSpec[OperatorReady]("operatorReady", "the operator's Deployment has a ready replica", time.Minute, 2),
+		newSpec[OperatorStopped]("operatorStopped", "the operator's Deployment has no ready replica", 30*time.Second, 2),
+		newSpec[PrimaryIs]("primaryIs", "status.currentPrimary is the given instance and it carries the primary label", time.Minute, 2),
 	}
 }
 
@@ -37,7 +39,8 @@ func (c *Condition) Validate() []FieldError {
 	return append(oneOf("type", c.Type, conditionTypes, false), oneOf("status", c.Status, statuses, false)...)
 }
 
-// PrimaryChanged passes when the primary is not the one chaos removed.
+// PrimaryChanged passes when the primary is not the one recorded at T0, or
+// when the exercise started if it has no chaos.
 type PrimaryChanged struct {
 	Target `yaml:",inline"`
 }
@@ -72,12 +75,15 @@ type ObservedGenerationCaughtUp struct {
 }
 
 // RoleLeastPrivilege passes when Role grants every rule in Needs and no
-// rule uses "*" in verbs, resources or apiGroups.
+// rule uses "*" in verbs, resources or apiGroups. With ChartRules, the
+// needed rules are those the operator's chart grants (its files/role.yaml),
+// so the lab follows the operator as its permissions change.
 type RoleLeastPrivilege struct {
-	Role      string       `yaml:"role"`
-	RoleKind  string       `yaml:"roleKind,omitempty"` // ClusterRole (default) or Role
-	Namespace string       `yaml:"namespace,omitempty"`
-	Needs     []PolicyRule `yaml:"needs"`
+	Role       string       `yaml:"role"`
+	RoleKind   string       `yaml:"roleKind,omitempty"` // ClusterRole (default) or Role
+	Namespace  string       `yaml:"namespace,omitempty"`
+	ChartRules bool         `yaml:"chartRules,omitempty"`
+	Needs      []PolicyRule `yaml:"needs,omitempty"`
 }
 
 // PolicyRule is a needed permission.
@@ -91,8 +97,8 @@ type PolicyRule struct {
 func (r *RoleLeastPrivilege) Validate() []FieldError {
 	errs := dnsName("role", r.Role)
 	errs = append(errs, oneOf("roleKind", r.RoleKind, roleKinds, true)...)
-	if len(r.Needs) == 0 {
-		errs = append(errs, FieldError{"needs", "needs at least one rule"})
+	if len(r.Needs) == 0 && !r.ChartRules {
+		errs = append(errs, FieldError{"needs", "needs at least one rule, or chartRules: true"})
 	}
 	for i, n := range r.Needs {
 		p := fmt.Sprintf("needs[%d]", i)
@@ -168,3 +174,15 @@ func (o *ObjectExists) Validate() []FieldError {
 
 // OperatorReady passes when the operator is running.
 type OperatorReady struct{}
+
+// OperatorStopped passes while the operator is not running.
+type OperatorStopped struct{}
+
+// PrimaryIs passes when Instance is the primary.
+type PrimaryIs struct {
+	Target   `yaml:",inline"`
+	Instance string `yaml:"instance"`
+}
+
+// Validate implements Validator.
+func (p *PrimaryIs) Validate() []FieldError { return dnsName("instance", p.Instance) }

@@ -53,19 +53,42 @@ func (r *Renderer) Render(file, id string, lang locale.Lang, src []byte) (*Page,
 		return nil, []error{err}
 	}
 	meta, errs := parseMeta(file, fm)
+	html, st, rerrs := r.render(file, lang, body)
+	errs = append(errs, rerrs...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Page{ID: id, Lang: lang, Meta: meta, HTML: html, Links: st.links, Commands: st.commands}, nil
+}
+
+// Fragment is rendered markdown that is not a page: a lab's instructions
+// or a hint.
+type Fragment struct {
+	HTML     string
+	Links    []Link
+	Commands []string
+}
+
+// RenderFragment renders markdown without front matter.
+func (r *Renderer) RenderFragment(file string, lang locale.Lang, src []byte) (*Fragment, []error) {
+	html, st, errs := r.render(file, lang, src)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &Fragment{HTML: html, Links: st.links, Commands: st.commands}, nil
+}
+
+func (r *Renderer) render(file string, lang locale.Lang, body []byte) (string, *state, []error) {
 	pc := parser.NewContext()
 	st := &state{file: file, lang: lang, src: body}
 	pc.Set(stateKey, st)
 	doc := r.md.Parser().Parse(text.NewReader(body), parser.WithContext(pc))
 	var buf bytes.Buffer
+	var errs []error
 	if err := r.md.Renderer().Render(&buf, body, doc); err != nil {
 		errs = append(errs, &yamldoc.Error{File: file, Msg: fmt.Sprintf("render: %v", err)})
 	}
-	errs = append(errs, st.errs...)
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return &Page{ID: id, Lang: lang, Meta: meta, HTML: buf.String(), Links: st.links, Commands: st.commands}, nil
+	return buf.String(), st, append(errs, st.errs...)
 }
 
 // WriteCSS writes the stylesheet for highlighted code (chroma classes).

@@ -34,9 +34,11 @@ func Load(fsys fs.FS, id string) (*Quiz, []error) {
 	if err != nil {
 		return nil, []error{fmt.Errorf("read quiz %q: %w", id, err)}
 	}
-	q, errs := Parse(name, data)
+	// Errors name the file as it sits in the repository.
+	file := "quizzes/" + name
+	q, errs := Parse(file, data)
 	if len(errs) == 0 && q.ID != id {
-		return nil, []error{&yamldoc.Error{File: name, Path: "id", Msg: fmt.Sprintf("id %q does not match file name %q", q.ID, id)}}
+		return nil, []error{&yamldoc.Error{File: file, Path: "id", Msg: fmt.Sprintf("id %q does not match file name %q", q.ID, id)}}
 	}
 	return q, errs
 }
