@@ -72,6 +72,7 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClusterCmd(g),
+		newLabCmd(g),
 		newOperatorCmd(g),
 		newServeCmd(g),
 		newVersionCmd(),

@@ -43,9 +43,12 @@ func Dir(root string) (Sources, error) {
 func Validate(src Sources) []error {
 	errs := lab.ValidateDir(src.Labs, lab.Refs{Content: src.Content, Quizzes: src.Quizzes})
 	labs, _ := lab.LoadAll(src.Labs)
+	// A lab that exists but does not validate is reported once, above,
+	// not again by every page and quiz that names it.
+	ids, _ := lab.IDs(src.Labs)
 	labIDs := map[string]bool{}
-	for _, l := range labs {
-		labIDs[l.ID] = true
+	for _, id := range ids {
+		labIDs[id] = true
 	}
 	quizzes, qerrs := quiz.LoadAll(src.Quizzes)
 	errs = append(errs, dedupe(errs, qerrs)...)
