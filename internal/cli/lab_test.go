@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,9 +10,17 @@ import (
 	"testing"
 )
 
+// runLab executes the oplab command line without a cluster.
+func runLab(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(context.Background(), Streams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, args)
+	return out.String(), err
+}
+
 func TestLabValidateEmbedded(t *testing.T) {
 	t.Parallel()
-	out, _, err := run(t, "lab", "validate")
+	out, err := runLab(t, "lab", "validate")
 	if err != nil {
 		t.Fatalf("validate: %v\n%s", err, out)
 	}
@@ -39,7 +49,7 @@ func TestLabValidatePath(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, _, err := run(t, "lab", "validate", filepath.Join(root, "labs", "quota"))
+	out, err := runLab(t, "lab", "validate", filepath.Join(root, "labs", "quota"))
 	if err == nil || !strings.Contains(err.Error(), "1 problems found") {
 		t.Errorf("got error %v, want 1 problem", err)
 	}
@@ -47,7 +57,7 @@ func TestLabValidatePath(t *testing.T) {
 		t.Errorf("got %q, want the file, line and kind named", out)
 	}
 
-	out, _, _ = run(t, "lab", "validate", "-o", "json", root)
+	out, _ = runLab(t, "lab", "validate", "-o", "json", root)
 	var got struct {
 		OK       bool      `json:"ok"`
 		Problems []problem `json:"problems"`
