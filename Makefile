@@ -40,8 +40,9 @@ test: controlplane build ## Run the whole test suite against real components
 	$(GO) test -count=1 -timeout 30m ./...
 
 bench: controlplane build ## Print the benchmarks' figures (medians over BENCH_COUNT runs)
-	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -timeout 60m ./... | tee $(BIN)/bench.txt
-	$(GO) run ./hack/benchmedian < $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 90m ./... | tee $(BIN)/bench.txt
+	@echo; echo "Medians over $(BENCH_COUNT) runs (benchstat):"
+	$(GO) tool -modfile=hack/tools/bench/go.mod benchstat $(BIN)/bench.txt
 
 clean: ## Remove ./bin
 	rm -rf $(BIN)

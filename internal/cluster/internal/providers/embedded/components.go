@@ -125,6 +125,9 @@ func components(l layout, p *pki, pt ports, clusterName string, tune tuning) []c
 			// KWOK serves the kubelet API (pod logs) on the node's InternalIP;
 			// the node's name does not resolve.
 			"--kubelet-preferred-address-types=InternalIP",
+			// The kubernetes Service cannot have a loopback endpoint, and no
+			// pod runs that could reach one.
+			"--endpoint-reconciler-type=none",
 			"--allow-privileged=true",
 			"--profiling=false",
 		},

@@ -1,0 +1,100 @@
+package cluster_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/cluster/clustertest"
+)
+
+// idleSettle is how long a new cluster idles before its memory and CPU are
+// read: long enough for start-up work (informer syncs, first GC cycles) to
+// finish.
+const idleSettle = 20 * time.Second
+
+// BenchmarkClusterCreate creates one cluster per iteration and reports the
+// time from Create to usable (s/ready), the summed RSS of its processes once
+// idle (MiB-rss, with one metric per component), and its idle CPU use
+// (%cpu-idle, percent of one core). `make bench` prints medians over runs.
+func BenchmarkClusterCreate(b *testing.B) {
+	p, _ := clustertest.NewProvider(b)
+	ctx := context.Background()
+	var ready, rss, cpu float64
+	perComponent := map[string]float64{}
+	for i := 0; b.Loop(); i++ {
+		name := "bench-" + strconv.Itoa(i)
+		start := time.Now()
+		if err := p.Create(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+		ready += time.Since(start).Seconds()
+		b.StopTimer()
+		time.Sleep(idleSettle)
+		s, err := p.Status(ctx, name)
+		if err != nil || s.State != cluster.StateRunning {
+			b.Fatalf("cluster after idling: %v %v", s.State, err)
+		}
+		before := cpuTicks(b, s)
+		t0 := time.Now()
+		time.Sleep(5 * time.Second)
+		used := float64(cpuTicks(b, s)-before) / clockTicks / time.Since(t0).Seconds()
+		cpu += 100 * used
+		for _, c := range s.Components {
+			m := rssMiB(b, c.PID)
+			rss += m
+			perComponent[c.Name] += m
+		}
+		if err := p.Delete(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(ready/n, "s/ready")
+	b.ReportMetric(rss/n, "MiB-rss")
+	b.ReportMetric(cpu/n, "%cpu-idle")
+	for name, m := range perComponent {
+		b.ReportMetric(m/n, "MiB-"+name)
+	}
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times on Linux.
+const clockTicks = 100
+
+// cpuTicks sums utime and stime of the cluster's processes.
+func cpuTicks(b *testing.B, s cluster.Status) int64 {
+	var total int64
+	for _, c := range s.Components {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(c.PID) + "/stat")
+		if err != nil {
+			b.Fatalf("%s: %v", c.Name, err)
+		}
+		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+		// Fields after the command: state(0) ... utime(11) stime(12).
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		total += u + st
+	}
+	return total
+}
+
+// rssMiB reads a process's resident set size.
+func rssMiB(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	b.Fatalf("no VmRSS for pid %d", pid)
+	return 0
+}

@@ -1,0 +1,299 @@
+package cluster_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+)
+
+// TestSemantics checks, on one embedded cluster, the API semantics the labs
+// rely on. Each subtest works in a namespace of its own.
+func TestSemantics(t *testing.T) {
+	c := clustertest.New(t)
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, cfg *rest.Config)
+	}{
+		{"StatefulSetWithVolumes", testStatefulSet},
+		{"RBACForbidsThenAllows", testRBAC},
+		{"ResourceQuotaRejectsPods", testQuota},
+		{"MissingStorageClassStaysPending", testMissingStorageClass},
+		{"GarbageCollection", testGarbageCollection},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			ns := strings.ToLower(tt.name)
+			if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, ctx, "default ServiceAccount in "+ns, func(ctx context.Context) (bool, error) {
+				_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+				return err == nil, nil
+			})
+			tt.fn(t, ctx, c.Client, ns, c.Config)
+		})
+	}
+}
+
+func waitFor(t *testing.T, ctx context.Context, what string, cond wait.ConditionWithContextFunc) {
+	t.Helper()
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, cond); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+func statefulSet(name string, replicas int32, withVolume bool) *appsv1.StatefulSet {
+	labels := map[string]string{"app": name}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To(replicas),
+			ServiceName: name,
+			Selector:    &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{
+					Name:  "postgres",
+					Image: "postgres:16",
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+					}, Limits: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi"),
+					}},
+				}}},
+			},
+		},
+	}
+	if withVolume {
+		sts.Spec.VolumeClaimTemplates = []corev1.PersistentVolumeClaim{{
+			ObjectMeta: metav1.ObjectMeta{Name: "data"},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}}
+		sts.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/postgresql/data"}}
+	}
+	return sts
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func testStatefulSet(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, _ *rest.Config) {
+	if _, err := cs.AppsV1().StatefulSets(ns).Create(ctx, statefulSet("db", 3, true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "3 Ready pods", func(ctx context.Context) (bool, error) {
+		for i := range 3 {
+			p, err := cs.CoreV1().Pods(ns).Get(ctx, fmt.Sprintf("db-%d", i), metav1.GetOptions{})
+			if err != nil || !podReady(p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	for i := range 3 {
+		pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, fmt.Sprintf("data-db-%d", i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pvc.Status.Phase != corev1.ClaimBound {
+			t.Errorf("PVC %s phase: got %s, want Bound", pvc.Name, pvc.Status.Phase)
+		}
+	}
+	old, err := cs.CoreV1().Pods(ns).Get(ctx, "db-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().Pods(ns).Delete(ctx, "db-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "db-1 recreated and Ready", func(ctx context.Context) (bool, error) {
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, "db-1", metav1.GetOptions{})
+		return err == nil && p.UID != old.UID && podReady(p), nil
+	})
+}
+
+func testRBAC(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, admin *rest.Config) {
+	sa, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "operator"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("TokenRequest: %v", err)
+	}
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = tr.Status.Token
+	saClient := kubernetes.NewForConfigOrDie(cfg)
+
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "operator"},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "list", "watch"}}},
+	}
+	if _, err := cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "operator"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "operator"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: ns}},
+	}
+	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := saClient.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("list with the granted verb: %v", err)
+	}
+	_, err = saClient.AppsV1().StatefulSets(ns).Create(ctx, statefulSet("denied", 1, false), metav1.CreateOptions{})
+	if !apierrors.IsForbidden(err) {
+		t.Fatalf("create without the verb: got %v, want 403 Forbidden", err)
+	}
+	role.Rules[0].Verbs = append(role.Rules[0].Verbs, "create")
+	if _, err := cs.RbacV1().Roles(ns).Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "create allowed once granted", func(ctx context.Context) (bool, error) {
+		_, err := saClient.AppsV1().StatefulSets(ns).Create(ctx, statefulSet("allowed", 1, false), metav1.CreateOptions{})
+		if apierrors.IsForbidden(err) {
+			return false, nil // the authorizer's cache has not seen the update yet
+		}
+		return err == nil, err
+	})
+}
+
+func testQuota(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, _ *rest.Config) {
+	quota := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Name: "small"},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("2")}},
+	}
+	if _, err := cs.CoreV1().ResourceQuotas(ns).Create(ctx, quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "quota status", func(ctx context.Context) (bool, error) {
+		q, err := cs.CoreV1().ResourceQuotas(ns).Get(ctx, quota.Name, metav1.GetOptions{})
+		return err == nil && q.Status.Hard != nil, nil
+	})
+	if _, err := cs.AppsV1().StatefulSets(ns).Create(ctx, statefulSet("db", 3, false), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	waitFor(t, ctx, "a FailedCreate event saying exceeded quota", func(ctx context.Context) (bool, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailedCreate"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if strings.Contains(e.Message, "exceeded quota") {
+				msg = e.Message
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if !strings.Contains(msg, "db-2") {
+		t.Errorf("FailedCreate message %q does not name the third pod db-2", msg)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 2 {
+		t.Errorf("pods: got %d, want 2 (the quota)", len(pods.Items))
+	}
+}
+
+func testMissingStorageClass(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, _ *rest.Config) {
+	pvc := func(name string, class *string) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{
+				StorageClassName: class,
+				AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+			},
+		}
+	}
+	// The control: the default class binds, so Pending below is the missing
+	// class and not a broken provisioner.
+	for _, c := range []*corev1.PersistentVolumeClaim{pvc("missing", ptr.To("fast-ssd")), pvc("default", nil)} {
+		if _, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, ctx, "the default-class claim Bound", func(ctx context.Context) (bool, error) {
+		c, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil && c.Status.Phase == corev1.ClaimBound, nil
+	})
+	waitFor(t, ctx, "a ProvisioningFailed event naming the missing class", func(ctx context.Context) (bool, error) {
+		evs, err := cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=missing"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.Reason == "ProvisioningFailed" && strings.Contains(e.Message, `"fast-ssd" not found`) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	c, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "missing", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Status.Phase != corev1.ClaimPending {
+		t.Errorf("claim on a missing StorageClass: got phase %s, want Pending", c.Status.Phase)
+	}
+}
+
+func testGarbageCollection(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, _ *rest.Config) {
+	owner, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
+	dep := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "dependent", OwnerReferences: []metav1.OwnerReference{ref}}}
+	if _, err := cs.CoreV1().Secrets(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the dependent collected", func(ctx context.Context) (bool, error) {
+		_, err := cs.CoreV1().Secrets(ns).Get(ctx, dep.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+}
+
+func newClient(cfg *rest.Config) (kubernetes.Interface, error) { return kubernetes.NewForConfig(cfg) }
