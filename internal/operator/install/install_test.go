@@ -1,0 +1,253 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+)
+
+// buildBinaries builds the crilog wrapper and the stand-in operator
+// (testdata/standin) into a temporary directory.
+func buildBinaries(t *testing.T) (wrapper, operator string) {
+	t.Helper()
+	dir := t.TempDir()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is needed to build the test's programs: %v", err)
+	}
+	for name, pkg := range map[string]string{"crilog": "oplab.dev/oplab/cmd/crilog", "standin": "./testdata/standin"} {
+		out, err := exec.Command(goBin, "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return filepath.Join(dir, "crilog"), filepath.Join(dir, "standin")
+}
+
+// TestInstallHostProcess installs the chart into a real embedded cluster with
+// the operator as a host process, then upgrades and uninstalls it.
+func TestInstallHostProcess(t *testing.T) {
+	c := clustertest.New(t)
+	wrapper, operator := buildBinaries(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	host := &Host{Runner: c.Provider, Cluster: c.Name, Operator: operator, Wrapper: wrapper, Dir: filepath.Join(t.TempDir(), "pg-operator"), TokenTTL: time.Hour}
+
+	in := New(c.Config, Options{Host: host, Values: map[string]any{"instanceMode": "simulated"}})
+	res, err := in.Install(ctx)
+	if err != nil {
+		t.Fatalf("install: %v", err)
+	}
+	if res.Revision != 1 || res.Upgraded || res.Host == nil {
+		t.Fatalf("install result = %+v, want revision 1, not upgraded, with a host process", res)
+	}
+	if until := time.Until(res.Host.TokenExpires); until < 50*time.Minute || until > 61*time.Minute {
+		t.Errorf("token expires in %s, want about the hour asked", until)
+	}
+
+	t.Run("objects", func(t *testing.T) {
+		dep, err := c.Client.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dep.Status.AvailableReplicas != 1 {
+			t.Errorf("deployment available replicas = %d, want 1", dep.Status.AvailableReplicas)
+		}
+		if got := dep.Spec.Template.Spec.Containers[0].Args; !slices.Contains(got, "--instance-mode=simulated") {
+			t.Errorf("deployment args %v, want --instance-mode=simulated", got)
+		}
+		if _, err := c.Client.CoreV1().ServiceAccounts(Namespace).Get(ctx, ServiceAccount, metav1.GetOptions{}); err != nil {
+			t.Errorf("service account: %v", err)
+		}
+		if _, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, "pg-operator", metav1.GetOptions{}); err != nil {
+			t.Errorf("cluster role binding: %v", err)
+		}
+		if _, err := c.Client.CoreV1().Services(Namespace).Get(ctx, "pg-operator-metrics", metav1.GetOptions{}); err != nil {
+			t.Errorf("metrics service: %v", err)
+		}
+	})
+
+	t.Run("rbac applies to the operator", func(t *testing.T) {
+		kc, err := os.ReadFile(res.Host.Kubeconfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi, _ := os.Stat(res.Host.Kubeconfig); fi.Mode().Perm() != 0o600 {
+			t.Errorf("operator kubeconfig mode = %v, want 0600", fi.Mode().Perm())
+		}
+		for _, secret := range []string{"client-certificate-data", "client-key-data", "token:"} {
+			if strings.Contains(string(kc), secret) {
+				t.Errorf("operator kubeconfig holds %s, want only a token file", secret)
+			}
+		}
+		cs := operatorClient(t, res.Host.Kubeconfig)
+		review, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := review.Status.UserInfo.Username, "system:serviceaccount:oplab-system:pg-operator"; got != want {
+			t.Errorf("operator authenticates as %q, want %q", got, want)
+		}
+		tests := []struct {
+			name      string
+			do        func() error
+			forbidden bool
+		}{
+			{"list statefulsets (granted)", func() error {
+				_, err := cs.AppsV1().StatefulSets("default").List(ctx, metav1.ListOptions{})
+				return err
+			}, false},
+			{"list nodes (not granted)", func() error {
+				_, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+				return err
+			}, true},
+			{"delete a namespace (not granted)", func() error {
+				return cs.CoreV1().Namespaces().Delete(ctx, "default", metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}})
+			}, true},
+			{"read cluster roles (not granted)", func() error {
+				_, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
+				return err
+			}, true},
+		}
+		for _, tt := range tests {
+			err := tt.do()
+			if tt.forbidden != apierrors.IsForbidden(err) || !tt.forbidden && err != nil {
+				t.Errorf("%s: error %v, want forbidden=%v", tt.name, err, tt.forbidden)
+			}
+		}
+		// The operator itself could list statefulsets and not nodes.
+		waitLog(ctx, t, res.Host.LogPath, "listed 0 statefulsets")
+		waitLog(ctx, t, res.Host.LogPath, `nodes is forbidden: User "system:serviceaccount:oplab-system:pg-operator"`)
+	})
+
+	t.Run("kubectl logs", func(t *testing.T) {
+		out := kubectl(ctx, t, c.Kubeconfig, "logs", "-n", Namespace, "deploy/pg-operator")
+		for _, want := range []string{"standin operator starting", "pod=oplab-system/pg-operator-", "reconcile tick 1"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl logs deploy/pg-operator = %q, want it to contain %q", abbrev(out), want)
+			}
+		}
+	})
+
+	t.Run("upgrade", func(t *testing.T) {
+		up := New(c.Config, Options{Host: host, Values: map[string]any{"instanceMode": "simulated", "leaderElect": false}})
+		res2, err := up.Install(ctx)
+		if err != nil {
+			t.Fatalf("upgrade: %v", err)
+		}
+		if res2.Revision != 2 || !res2.Upgraded {
+			t.Fatalf("upgrade result = %+v, want revision 2, upgraded", res2)
+		}
+		dep, err := c.Client.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dep.Spec.Template.Spec.Containers[0].Args; !slices.Contains(got, "--leader-elect=false") {
+			t.Errorf("deployment args after upgrade %v, want --leader-elect=false", got)
+		}
+		if _, err := c.Client.RbacV1().Roles(Namespace).Get(ctx, "pg-operator-leader-election", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("leader-election role after upgrade without leader election: error %v, want NotFound", err)
+		}
+		// The process was restarted with the new arguments; the old run's
+		// log was kept as the previous one.
+		waitLog(ctx, t, res2.Host.LogPath, "--leader-elect=false")
+		if b, err := os.ReadFile(res2.Host.PreviousLogPath); err != nil || !strings.Contains(string(b), "--leader-elect=true") {
+			t.Errorf("previous log: %v, want the first run's log", err)
+		}
+		if probe(res.Host.HealthAddr) {
+			t.Errorf("the first run still answers on %s after the upgrade", res.Host.HealthAddr)
+		}
+		res = res2
+	})
+
+	t.Run("uninstall", func(t *testing.T) {
+		if err := in.Uninstall(ctx); err != nil {
+			t.Fatalf("uninstall: %v", err)
+		}
+		if probe(res.Host.HealthAddr) {
+			t.Errorf("the operator still answers on %s after uninstall", res.Host.HealthAddr)
+		}
+		if _, err := c.Client.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("namespace after uninstall: error %v, want NotFound", err)
+		}
+		if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, "pg-operator", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("cluster role after uninstall: error %v, want NotFound", err)
+		}
+		if _, err := os.Stat(filepath.Join(host.Dir, "token")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("token file after uninstall: %v, want it removed", err)
+		}
+		if err := Logs(ctx, c.Config, &strings.Builder{}, false); !errors.Is(err, ErrNotInstalled) {
+			t.Errorf("Logs after uninstall: %v, want ErrNotInstalled", err)
+		}
+		// Uninstalling twice is fine.
+		if err := in.Uninstall(ctx); err != nil {
+			t.Errorf("second uninstall: %v", err)
+		}
+	})
+}
+
+func operatorClient(t *testing.T, kubeconfig string) kubernetes.Interface {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+func kubectl(ctx context.Context, t *testing.T, kubeconfig string, args ...string) string {
+	t.Helper()
+	bin := filepath.Join(clustertest.BinDir(t), "kubectl")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfig, "--request-timeout=20s"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// waitLog waits until the CRI log at path has a line containing want.
+func waitLog(ctx context.Context, t *testing.T, path, want string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		b, _ := os.ReadFile(path)
+		return strings.Contains(string(b), want), nil
+	})
+	if err != nil {
+		b, _ := os.ReadFile(path)
+		t.Fatalf("log %s never had %q; it holds:\n%s", path, want, abbrev(string(b)))
+	}
+}
+
+func probe(addr string) bool {
+	c := &http.Client{Timeout: time.Second}
+	resp, err := c.Get("http://" + addr + "/healthz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func abbrev(s string) string {
+	if len(s) > 2000 {
+		return s[:1000] + "\n...\n" + s[len(s)-1000:]
+	}
+	return s
+}
