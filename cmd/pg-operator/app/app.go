@@ -24,10 +24,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -47,6 +49,9 @@ type Options struct {
 	LeaderElectionNamespace string
 	WatchNamespace          string
 	InstanceMode            string
+	// SkipNameValidation lets several managers run in one process, as the
+	// integration tests do; controller-runtime refuses that by default.
+	SkipNameValidation bool
 }
 
 // DefaultNamespace is where the chart installs the operator; the leader
@@ -156,6 +161,7 @@ func NewManager(cfg *rest.Config, o Options, logger logr.Logger) (ctrl.Manager, 
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "pg-operator.databases.example.com",
 		LeaderElectionNamespace: leaseNamespace(o),
+		Controller:              ctrlconfig.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -19,7 +19,7 @@ func (p *pass) log(ctx context.Context, took time.Duration, res reconcile.Result
 		msg = "reconcile failed; will retry with backoff"
 	case len(p.did) > 0:
 		msg = "changed the cluster"
-	case len(p.differs) > 0:
+	case len(p.differs) > 0 || (res.RequeueAfter > 0 && res.RequeueAfter < Resync):
 		msg = "waiting"
 	}
 	kv := []any{

@@ -108,7 +108,7 @@ func (p *pass) cronJob(ctx context.Context) error {
 // object as stored.
 func (p *pass) apply(ctx context.Context, want client.Object, extra func(existing client.Object) string) (client.Object, error) {
 	kind := reflect.TypeOf(want).Elem().Name()
-	have := want.DeepCopyObject().(client.Object)
+	have := reflect.New(reflect.TypeOf(want).Elem()).Interface().(client.Object)
 	if err := p.r.Client.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("get %s %s: %w", kind, want.GetName(), err)

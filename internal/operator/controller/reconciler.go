@@ -130,8 +130,10 @@ type pass struct {
 }
 
 func (p *pass) observe(format string, a ...any) { p.read = append(p.read, fmt.Sprintf(format, a...)) }
-func (p *pass) differ(format string, a ...any)  { p.differs = append(p.differs, fmt.Sprintf(format, a...)) }
-func (p *pass) done(format string, a ...any)    { p.did = append(p.did, fmt.Sprintf(format, a...)) }
+func (p *pass) differ(format string, a ...any) {
+	p.differs = append(p.differs, fmt.Sprintf(format, a...))
+}
+func (p *pass) done(format string, a ...any) { p.did = append(p.did, fmt.Sprintf(format, a...)) }
 
 // after asks for another pass within d.
 func (p *pass) after(d time.Duration) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -61,7 +62,7 @@ func (p *pass) bootstrap(ctx context.Context, ms members) error {
 	if first == nil {
 		first = ms.get(p.pgc.Name + "-0")
 		if first == nil || !first.ready || first.err != nil {
-			p.observe("no primary yet; waiting for pod %s-0 to be ready", p.pgc.Name)
+			p.differ("no primary yet; waiting for pod %s-0 to be ready", p.pgc.Name)
 			p.setCondition(pgv1.ConditionPrimaryAvailable, metav1.ConditionFalse, pgv1.ReasonBootstrapping, "waiting for pod %s-0 to be ready", p.pgc.Name)
 			return nil
 		}
@@ -314,6 +315,10 @@ func (p *pass) label(ctx context.Context, m *member, role string) error {
 	old := m.pod.Labels[pgv1.LabelRole]
 	m.pod.Labels[pgv1.LabelRole] = role
 	if err := p.r.Client.Patch(ctx, m.pod, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) && role == pgv1.RoleUnhealthy {
+			p.done("%s is gone", m.name())
+			return nil // a pod that no longer exists serves nobody
+		}
 		return fmt.Errorf("label pod %s %s=%s: %w", m.name(), pgv1.LabelRole, role, err)
 	}
 	if old == "" {

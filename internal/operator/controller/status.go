@@ -96,5 +96,6 @@ func (p *pass) writeStatus(ctx context.Context) error {
 		return fmt.Errorf("update status of PostgresCluster %s: %w", p.pgc.Name, err)
 	}
 	p.written = *p.pgc.Status.DeepCopy()
+	p.done("wrote status (phase %s)", p.pgc.Status.Phase)
 	return nil
 }

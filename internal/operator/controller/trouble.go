@@ -38,13 +38,15 @@ type trouble struct {
 // does not exist. It reads only when something is missing.
 func (p *pass) diagnose(ctx context.Context, sts *appsv1.StatefulSet, ms members) *trouble {
 	want := ptr.Deref(sts.Spec.Replicas, 1)
+	if int32(len(ms)) < want || ms.countReady() < want {
+		p.after(troubleRetry)
+	}
 	if int32(len(ms)) < want {
 		if t := p.quota(ctx, sts, int32(len(ms)), want); t != nil {
 			return t
 		}
 	}
 	if ms.countReady() < want {
-		p.after(troubleRetry)
 		return p.storage(ctx)
 	}
 	return nil
