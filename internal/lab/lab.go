@@ -1,6 +1,8 @@
 package lab
 
 import (
+	"regexp"
+
 	"go.yaml.in/yaml/v3"
 
 	"oplab.dev/oplab/internal/locale"
@@ -104,4 +106,6 @@ type Evidence struct {
 	Log          string `yaml:"log,omitempty"`
 	EventReason  string `yaml:"eventReason,omitempty"`
 	EventMessage string `yaml:"eventMessage,omitempty"`
+
+	re *regexp.Regexp // Log or EventMessage, compiled by Parse
 }

@@ -170,14 +170,14 @@ func (v *validator) hints(p string, hints []Hint) {
 		if h.After.Duration <= 0 && len(h.When) == 0 {
 			v.add(hp, "a hint needs a trigger: after, when, or both")
 		}
-		for j, ev := range h.When {
-			v.evidence(fmt.Sprintf("%s.when[%d]", hp, j), ev)
+		for j := range h.When {
+			v.evidence(fmt.Sprintf("%s.when[%d]", hp, j), &h.When[j])
 		}
 		v.text(hp+".text", h.Text)
 	}
 }
 
-func (v *validator) evidence(p string, ev Evidence) {
+func (v *validator) evidence(p string, ev *Evidence) {
 	set := 0
 	for _, f := range []struct {
 		name, val string
@@ -189,9 +189,15 @@ func (v *validator) evidence(p string, ev Evidence) {
 			continue
 		}
 		set++
-		if _, err := regexp.Compile(f.val); f.re && err != nil {
-			v.add(p+"."+f.name, "invalid regular expression: %v", err)
+		if !f.re {
+			continue
 		}
+		re, err := regexp.Compile(f.val)
+		if err != nil {
+			v.add(p+"."+f.name, "invalid regular expression: %v", err)
+			continue
+		}
+		ev.re = re
 	}
 	if set != 1 {
 		v.add(p, "set exactly one of log, eventReason, eventMessage")

@@ -74,13 +74,18 @@ func TestRender(t *testing.T) {
 
 func TestRenderKoreanButton(t *testing.T) {
 	t.Parallel()
-	src := "---\ntitle: 제목\norder: 1\n---\n```kubectl\nkubectl get pgc\n```\n"
+	src := "---\ntitle: 제목\norder: 1\n---\n## 순서와 단계\n\n## 순서와 단계\n\n```kubectl\nkubectl get pgc\n```\n"
 	p, errs := New().Render("x.md", "x", locale.Ko, []byte(src))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	if !strings.Contains(p.HTML, ">실행</button>") {
 		t.Errorf("got %s, want a 실행 button", p.HTML)
+	}
+	for _, want := range []string{`<h2 id="순서와-단계">`, `<h2 id="순서와-단계-1">`} {
+		if !strings.Contains(p.HTML, want) {
+			t.Errorf("got %s, want heading %s", p.HTML, want)
+		}
 	}
 }
 

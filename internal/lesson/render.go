@@ -79,7 +79,7 @@ func (r *Renderer) RenderFragment(file string, lang locale.Lang, src []byte) (*F
 }
 
 func (r *Renderer) render(file string, lang locale.Lang, body []byte) (string, *state, []error) {
-	pc := parser.NewContext()
+	pc := parser.NewContext(parser.WithIDs(newHeadingIDs()))
 	st := &state{file: file, lang: lang, src: body}
 	pc.Set(stateKey, st)
 	doc := r.md.Parser().Parse(text.NewReader(body), parser.WithContext(pc))
