@@ -86,6 +86,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown capability", "requires: [disposable]", "requires: [gpu]", 7, "requires[0]", "unknown capability"},
 		{"evidence with two fields", `when: [{log: "(?i)promot"}]`, `when: [{log: "x", eventReason: Y}]`, 42, "exercises[0].hints[1].when[0]", "exactly one"},
 		{"duplicate key", "quiz: demo", "quiz: demo\nquiz: other", 16, "", "already defined"},
+		{"lesson page twice", "lesson: [intro]", "lesson: [intro, intro]", 6, "lesson[1]", "listed twice"},
 		{"syntax error", "lesson: [intro]", "lesson: [intro", 0, "", ""},
 	}
 	for _, tt := range tests {

@@ -43,6 +43,9 @@ func (v *validator) validateLab() {
 	}
 	for i, page := range l.Lesson {
 		v.id(fmt.Sprintf("lesson[%d]", i), page)
+		if slices.Contains(l.Lesson[:i], page) {
+			v.add(fmt.Sprintf("lesson[%d]", i), "page %q is listed twice", page)
+		}
 	}
 	for i, c := range l.Requires {
 		if !slices.Contains(capabilities, c) {
