@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	pgv1 "oplab.dev/oplab/api/v1"
@@ -31,7 +32,12 @@ import (
 	"oplab.dev/oplab/internal/operator/specs"
 )
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+func TestMain(m *testing.M) {
+	// Informers log through controller-runtime's global logger; each
+	// operator in these tests has its own.
+	log.SetLogger(logr.Discard())
+	os.Exit(clustertest.Main(m))
+}
 
 // Paths of the generated files, from this package's directory.
 const (
@@ -41,7 +47,8 @@ const (
 
 // env is a real cluster with the CRD installed.
 type env struct {
-	cfg *rest.Config
+	kubeconfig string
+	cfg        *rest.Config
 	cl  client.Client
 	cs  kubernetes.Interface
 }
@@ -64,7 +71,7 @@ func newEnv(t testing.TB) *env {
 	if err := cl.Create(ctx, &crd); err != nil {
 		t.Fatalf("install CRD: %v", err)
 	}
-	e := &env{cfg: c.Config, cl: cl, cs: c.Client}
+	e := &env{kubeconfig: c.Kubeconfig, cfg: c.Config, cl: cl, cs: c.Client}
 	e.waitFor(t, 30*time.Second, "CRD established", func() (bool, string) {
 		if err := cl.Get(ctx, client.ObjectKeyFromObject(&crd), &crd); err != nil {
 			return false, err.Error()

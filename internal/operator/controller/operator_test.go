@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	pgv1 "oplab.dev/oplab/api/v1"
@@ -44,6 +45,7 @@ func TestOperator(t *testing.T) {
 		{"quota exceeded then raised", testQuota},
 		{"missing storage class", testMissingStorageClass},
 		{"deletion collects everything", testDeletion},
+		{"the program: flags, probes, metrics, leader election", testProgram},
 	}
 	for i, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
@@ -307,7 +309,36 @@ func testFailover(t *testing.T, e *env, ns string) {
 			t.Errorf("no %s event; got %v", r, reasons)
 		}
 	}
+	if got := metricValue(t, "pg_operator_failovers_total", ns); got != 1 {
+		t.Errorf("pg_operator_failovers_total{namespace=%q}: got %v, want 1", ns, got)
+	}
 	pw.check(t)
+}
+
+// metricValue reads a counter or gauge of namespace ns from the
+// controller-runtime registry the operator exports on /metrics.
+func metricValue(t testing.TB, name, ns string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" && l.GetValue() == ns {
+					if m.GetCounter() != nil {
+						return m.GetCounter().GetValue()
+					}
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }
 
 func testMissingStorageClass(t *testing.T, e *env, ns string) {

@@ -14,7 +14,7 @@ import (
 // minutes.
 const (
 	BackoffBase = 100 * time.Millisecond
-	BackoffMax  = 10 * time.Second
+	BackoffMax  = 5 * time.Second
 )
 
 // RateLimiter retries a failing cluster after 100 ms, doubling up to
