@@ -49,8 +49,8 @@ const (
 type env struct {
 	kubeconfig string
 	cfg        *rest.Config
-	cl  client.Client
-	cs  kubernetes.Interface
+	cl         client.Client
+	cs         kubernetes.Interface
 }
 
 // newEnv starts an embedded cluster for t and installs the generated CRD.
