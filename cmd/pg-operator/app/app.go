@@ -161,7 +161,10 @@ func NewManager(cfg *rest.Config, o Options, logger logr.Logger) (ctrl.Manager, 
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "pg-operator.databases.example.com",
 		LeaderElectionNamespace: leaseNamespace(o),
-		Controller:              ctrlconfig.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
+		// Run returns only after the manager has stopped, so the lease can be
+		// handed over at once instead of expiring.
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    ctrlconfig.Controller{SkipNameValidation: ptr.To(o.SkipNameValidation)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)

@@ -2,6 +2,8 @@ package controller_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/go-logr/logr"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -46,6 +49,8 @@ func TestOperator(t *testing.T) {
 		{"missing storage class", testMissingStorageClass},
 		{"deletion collects everything", testDeletion},
 		{"the program: flags, probes, metrics, leader election", testProgram},
+		{"failover waits for failoverDelay", testFailoverDelay},
+		{"single instance restarts in place", testSingleInstance},
 	}
 	for i, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
@@ -70,7 +75,7 @@ spec:
 
 func testThreeReplicas(t *testing.T, e *env, ns string) {
 	ctx := context.Background()
-	e.operator(t, e.cfg, ns)
+	logs := e.operator(t, e.cfg, ns)
 	var u unstructured.Unstructured
 	decode(t, courseExample, &u.Object)
 	u.SetNamespace(ns)
@@ -112,8 +117,12 @@ func testThreeReplicas(t *testing.T, e *env, ns string) {
 	if err := e.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod-db-credentials"}, &secret); err != nil {
 		t.Fatal(err)
 	}
-	if len(secret.Data[specs.SecretKeyPassword]) < 16 {
-		t.Errorf("secret password: got %d bytes, want a generated password", len(secret.Data[specs.SecretKeyPassword]))
+	password := string(secret.Data[specs.SecretKeyPassword])
+	if len(password) < 16 {
+		t.Errorf("secret password: got %d bytes, want a generated password", len(password))
+	}
+	if strings.Contains(logs.String(), password) {
+		t.Errorf("the operator log contains the generated password")
 	}
 	var pods corev1.PodList
 	if err := e.cl.List(ctx, &pods, client.InNamespace(ns)); err != nil {
@@ -135,6 +144,9 @@ func testThreeReplicas(t *testing.T, e *env, ns string) {
 		t.Errorf("scale: got spec %d status %d selector %q, want 3, 3 and the cluster's selector", scale.Spec.Replicas, scale.Status.Replicas, scale.Status.Selector)
 	}
 
+	// kubectl get pgc shows the printer columns.
+	e.checkColumns(t, ns, "prod-db", pgc.Status.CurrentPrimary)
+
 	// A reconcile of the unchanged cluster writes nothing. First let the
 	// StatefulSet's status settle, which the operator reads.
 	e.waitCondition(t, ns, "prod-db", pgv1.ConditionProgressing, metav1.ConditionFalse, pgv1.ReasonUpToDate, 30*time.Second)
@@ -152,6 +164,46 @@ func testThreeReplicas(t *testing.T, e *env, ns string) {
 		if after[k] != v {
 			t.Errorf("%s: resourceVersion %s → %s after reconciling an unchanged cluster, want unchanged", k, v, after[k])
 		}
+	}
+
+	// Removing spec.backup removes the CronJob.
+	pgc = e.get(t, ns, "prod-db")
+	patch := client.MergeFrom(pgc.DeepCopy())
+	pgc.Spec.Backup = nil
+	if err := e.cl.Patch(ctx, pgc, patch); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, 30*time.Second, "backup CronJob removed", func() (bool, string) {
+		err := e.cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "prod-db-backup"}, &batchv1.CronJob{})
+		return apierrors.IsNotFound(err), fmt.Sprintf("get: %v", err)
+	})
+	e.waitReady(t, ns, "prod-db", 3, 30*time.Second)
+}
+
+// checkColumns reads the cluster as kubectl get does (a server-side Table)
+// and checks the printer columns.
+func (e *env) checkColumns(t testing.TB, ns, name, primary string) {
+	t.Helper()
+	raw, err := e.cs.Discovery().RESTClient().Get().
+		AbsPath("/apis/databases.example.com/v1/namespaces", ns, "postgresclusters", name).
+		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
+		DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("get table: %v", err)
+	}
+	var table metav1.Table
+	if err := json.Unmarshal(raw, &table); err != nil {
+		t.Fatal(err)
+	}
+	var cols []string
+	for _, c := range table.ColumnDefinitions {
+		cols = append(cols, c.Name)
+	}
+	if want := []string{"Name", "Replicas", "Ready", "Primary", "Phase", "Age"}; !slices.Equal(cols, want) {
+		t.Errorf("columns: got %v, want %v", cols, want)
+	}
+	if len(table.Rows) != 1 || fmt.Sprint(table.Rows[0].Cells[1:5]) != fmt.Sprintf("[3 3 %s Healthy]", primary) {
+		t.Errorf("row: got %v, want 3, 3, %s, Healthy", table.Rows, primary)
 	}
 }
 
@@ -386,4 +438,67 @@ func testDeletion(t *testing.T, e *env, ns string) {
 		}
 		return len(left) == 0, "left: " + strings.Join(left, ", ")
 	})
+}
+
+func testFailoverDelay(t *testing.T, e *env, ns string) {
+	ctx := context.Background()
+	e.operator(t, e.cfg, ns)
+	const delay = 4
+	if err := e.cl.Create(ctx, cluster(ns, "db", 2, func(p *pgv1.PostgresCluster) { p.Spec.FailoverDelay = delay })); err != nil {
+		t.Fatal(err)
+	}
+	pgc := e.waitReady(t, ns, "db", 2, 90*time.Second)
+	old := pgc.Status.CurrentPrimary
+	if err := e.cl.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: old}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c := e.waitCondition(t, ns, "db", pgv1.ConditionPrimaryAvailable, metav1.ConditionFalse, pgv1.ReasonPrimaryNotReady, 10*time.Second)
+	t.Logf("primary unavailable: %s", c.Message)
+	for time.Since(start) < (delay-1)*time.Second {
+		if got := e.get(t, ns, "db").Status.CurrentPrimary; got != old {
+			t.Fatalf("failed over to %s after %s, before failoverDelay %ds", got, time.Since(start).Round(time.Millisecond), delay)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	e.waitFor(t, 20*time.Second, "failover after the delay", func() (bool, string) {
+		pgc = e.get(t, ns, "db")
+		return pgc.Status.CurrentPrimary != old && pgc.Status.CurrentPrimary != "", describe(pgc)
+	})
+	if took := time.Since(start); took < delay*time.Second {
+		t.Errorf("failed over %s after the deletion, want at least %ds", took.Round(time.Millisecond), delay)
+	}
+}
+
+func testSingleInstance(t *testing.T, e *env, ns string) {
+	ctx := context.Background()
+	e.operator(t, e.cfg, ns)
+	pw := e.watchPrimaries(t, ns)
+	if err := e.cl.Create(ctx, cluster(ns, "db", 1)); err != nil {
+		t.Fatal(err)
+	}
+	pgc := e.waitReady(t, ns, "db", 1, 90*time.Second)
+	uid := e.podUID(t, ns, "db-0")
+	if err := e.cl.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db-0"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, 60*time.Second, "db-0 recreated and primary again", func() (bool, string) {
+		pgc = e.get(t, ns, "db")
+		prim := e.rolePods(t, ns, "db", pgv1.RolePrimary)
+		return e.podUID(t, ns, "db-0") != uid && slices.Equal(prim, []string{"db-0"}) &&
+			meta.IsStatusConditionTrue(pgc.Status.Conditions, pgv1.ConditionReady), describe(pgc)
+	})
+	if n := e.eventReasons(t, ns, "db")["PrimaryRestarted"]; n == 0 {
+		t.Errorf("no PrimaryRestarted event")
+	}
+	pw.check(t)
+}
+
+func (e *env) podUID(t testing.TB, ns, name string) string {
+	t.Helper()
+	var pod corev1.Pod
+	if err := e.cl.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod); err != nil {
+		return ""
+	}
+	return string(pod.UID)
 }
