@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -57,12 +58,18 @@ func (c *CreateCluster) Validate() []FieldError {
 	if c.Replicas < 1 || c.Replicas > 10 {
 		errs = append(errs, FieldError{"replicas", fmt.Sprintf("must be 1..10, got %d", c.Replicas)})
 	}
+	if !versionRE.MatchString(c.Version) {
+		errs = append(errs, FieldError{"version", fmt.Sprintf("want a PostgreSQL major version such as \"16\", got %q", c.Version)})
+	}
 	if c.Storage.Size != "" {
 		errs = append(errs, quantity("storage.size", c.Storage.Size)...)
 	}
 	errs = append(errs, quantities("requests", c.Requests)...)
 	return append(errs, quantities("limits", c.Limits)...)
 }
+
+// versionRE is the CRD's pattern for spec.version.
+var versionRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 // ApplyManifest applies YAML documents given inline.
 type ApplyManifest struct {
