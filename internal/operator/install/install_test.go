@@ -138,6 +138,9 @@ func TestInstallHostProcess(t *testing.T) {
 
 	t.Run("kubectl logs", func(t *testing.T) {
 		out := kubectl(ctx, t, c.Kubeconfig, "logs", "-n", Namespace, "deploy/pg-operator")
+		if strings.Contains(out, " stdout F ") || strings.Contains(out, " stderr F ") {
+			t.Errorf("kubectl logs = %q, want the text without the CRI prefixes", abbrev(out))
+		}
 		for _, want := range []string{"standin operator starting", "pod=oplab-system/pg-operator-", "reconcile tick 1"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("kubectl logs deploy/pg-operator = %q, want it to contain %q", abbrev(out), want)
@@ -174,6 +177,32 @@ func TestInstallHostProcess(t *testing.T) {
 			t.Errorf("the first run still answers on %s after the upgrade", res.Host.HealthAddr)
 		}
 		res = res2
+	})
+
+	t.Run("refresh token", func(t *testing.T) {
+		tokenPath := filepath.Join(host.Dir, "token")
+		old, err := os.ReadFile(tokenPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expires, err := in.RefreshToken(ctx)
+		if err != nil {
+			t.Fatalf("refresh token: %v", err)
+		}
+		if expires.Before(res.Host.TokenExpires) || time.Until(expires) < 50*time.Minute {
+			t.Errorf("refreshed token expires %s, want about an hour from now, not before the last one's %s", expires, res.Host.TokenExpires)
+		}
+		renewed, err := os.ReadFile(tokenPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(renewed) == string(old) || len(renewed) == 0 {
+			t.Error("token file unchanged after refresh")
+		}
+		// The same kubeconfig works with the new token.
+		if _, err := operatorClient(t, res.Host.Kubeconfig).AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{}); err != nil {
+			t.Errorf("list statefulsets with the refreshed token: %v", err)
+		}
 	})
 
 	t.Run("uninstall", func(t *testing.T) {
