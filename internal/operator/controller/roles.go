@@ -89,6 +89,11 @@ func (p *pass) checkPrimary(ctx context.Context, ms members) error {
 		p.setCondition(pgv1.ConditionPrimaryAvailable, metav1.ConditionFalse, pgv1.ReasonPrimaryNotReady, "%s", why)
 	}
 	since := meta.FindStatusCondition(p.pgc.Status.Conditions, pgv1.ConditionPrimaryAvailable).LastTransitionTime.Time
+	if since.Equal(since.Truncate(time.Second)) && !since.Equal(p.now) {
+		// Stored times have second precision: count from the end of that
+		// second, so the delay is never cut short.
+		since = since.Add(time.Second)
+	}
 	delay := time.Duration(p.pgc.Spec.FailoverDelay) * time.Second
 	if wait := since.Add(delay).Sub(p.now); wait > 0 {
 		p.done("waiting %s more (failoverDelay %ds) before failing over", wait.Round(100*time.Millisecond), p.pgc.Spec.FailoverDelay)
