@@ -19,12 +19,13 @@ const idleSettle = 20 * time.Second
 
 // BenchmarkClusterCreate creates one cluster per iteration and reports the
 // time from Create to usable (s/ready), the summed RSS of its processes once
-// idle (MiB-rss, with one metric per component), and its idle CPU use
+// idle (MiB-rss, one metric per component, and MiB-anon, the private part
+// that every further cluster adds; code pages are shared), and its idle CPU use
 // (%cpu-idle, percent of one core). `make bench` prints medians over runs.
 func BenchmarkClusterCreate(b *testing.B) {
 	p, _ := clustertest.NewProvider(b)
 	ctx := context.Background()
-	var ready, rss, cpu float64
+	var ready, rss, anon, cpu float64
 	perComponent := map[string]float64{}
 	for i := 0; b.Loop(); i++ {
 		name := "bench-" + strconv.Itoa(i)
@@ -45,8 +46,9 @@ func BenchmarkClusterCreate(b *testing.B) {
 		used := float64(cpuTicks(b, s)-before) / clockTicks / time.Since(t0).Seconds()
 		cpu += 100 * used
 		for _, c := range s.Components {
-			m := rssMiB(b, c.PID)
+			m := memMiB(b, c.PID, "VmRSS:")
 			rss += m
+			anon += memMiB(b, c.PID, "RssAnon:")
 			perComponent[c.Name] += m
 		}
 		if err := p.Delete(ctx, name); err != nil {
@@ -57,6 +59,7 @@ func BenchmarkClusterCreate(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(ready/n, "s/ready")
 	b.ReportMetric(rss/n, "MiB-rss")
+	b.ReportMetric(anon/n, "MiB-anon")
 	b.ReportMetric(cpu/n, "%cpu-idle")
 	for name, m := range perComponent {
 		b.ReportMetric(m/n, "MiB-"+name)
@@ -83,18 +86,20 @@ func cpuTicks(b *testing.B, s cluster.Status) int64 {
 	return total
 }
 
-// rssMiB reads a process's resident set size.
-func rssMiB(b *testing.B, pid int) float64 {
+// memMiB reads a memory figure of /proc/<pid>/status: VmRSS (resident set)
+// or RssAnon (its private part; the rest is the binary's code, shared by
+// every cluster).
+func memMiB(b *testing.B, pid int, field string) float64 {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		b.Fatal(err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024
 		}
 	}
-	b.Fatalf("no VmRSS for pid %d", pid)
+	b.Fatalf("no %s for pid %d", field, pid)
 	return 0
 }
