@@ -29,13 +29,15 @@ $(CONTROLPLANE_BINS) &: $(CONTROLPLANE_SRC)
 	./hack/build-controlplane.sh $(BIN)
 	@touch $(CONTROLPLANE_BINS)
 
-build: ## Build oplab into ./bin
-	$(GO) build -o $(BIN)/oplab ./cmd/oplab
+build: ## Build oplab, pg-operator and crilog into ./bin
+	$(GO) build -o $(BIN)/ ./cmd/...
 
 run: controlplane build ## Build what is needed and start the lab server
 	$(BIN)/oplab serve --addr $(ADDR)
 
 test: controlplane build ## Run the whole test suite against real components
+	./scripts/ensure-postgres.sh
+	$(MAKE) --no-print-directory verify-generated
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
