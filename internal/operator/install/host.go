@@ -295,13 +295,21 @@ func freeAddr() string {
 }
 
 // operatorPodName names the simulated pod the process plays, for the
-// operator's POD_NAME.
+// operator's POD_NAME: the newest pod of the Deployment, waiting a little for
+// the ReplicaSet controller to make it.
 func (in *Installer) operatorPodName(ctx context.Context, cs kubernetes.Interface) string {
-	pods, err := cs.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
-	if err != nil || len(pods.Items) == 0 {
-		return Deployment
-	}
-	return pods.Items[0].Name
+	name := Deployment
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		pod, err := operatorPod(ctx, cs, false)
+		if err != nil {
+			return false, nil
+		}
+		name = pod
+		return true, nil
+	})
+	return name
 }
 
 func waitReady(ctx context.Context, url string) error {

@@ -84,8 +84,8 @@ type Result struct {
 }
 
 // Install installs the chart, or upgrades the release when it exists, and
-// returns once the operator is ready: its Deployment is available and, in
-// host mode, the process answers its readiness probe.
+// returns once the operator is ready: its Deployment has rolled out and is
+// available and, in host mode, the process answers its readiness probe.
 func (in *Installer) Install(ctx context.Context) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
 	defer cancel()
@@ -111,6 +111,9 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		res.Host = hs
+	}
+	if err := in.waitDeployment(ctx); err != nil {
+		return nil, err
 	}
 	in.log.Info("operator ready", "release", ReleaseName, "revision", rel.Version, "upgraded", upgraded)
 	return res, nil
@@ -171,7 +174,9 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 		i.Namespace = Namespace
 		i.CreateNamespace = true
 		i.SkipCRDs = true // applied by applyCRDs, which also upgrades them
-		i.Wait = true
+		// Not helm's wait, which polls every 2 s: waitDeployment polls
+		// faster, after the host process (if any) has been started.
+		i.Wait = false
 		i.Timeout = timeout
 		rel, err := i.RunWithContext(ctx, c, vals)
 		if err != nil {
@@ -183,7 +188,7 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 	u := action.NewUpgrade(cfg)
 	u.Namespace = Namespace
 	u.SkipCRDs = true
-	u.Wait = true
+	u.Wait = false // see Install
 	u.Timeout = timeout
 	u.ResetValues = true // the values are exactly Options.Values over the chart's
 	u.MaxHistory = 5
@@ -218,7 +223,7 @@ func (in *Installer) Uninstall(ctx context.Context) error {
 
 func (in *Installer) uninstallRelease(cfg *action.Configuration) (bool, error) {
 	u := action.NewUninstall(cfg)
-	u.Wait = true
+	u.Wait = false // Uninstall waits for the namespace, and so for its objects
 	u.Timeout = in.opts.Timeout
 	u.IgnoreNotFound = true
 	res, err := u.Run(ReleaseName)

@@ -101,3 +101,33 @@ func (in *Installer) deleteNamespace(ctx context.Context) error {
 	}
 	return nil
 }
+
+// waitDeployment waits until the operator's Deployment has rolled out its
+// latest generation and every replica is available, as `kubectl rollout
+// status` does.
+func (in *Installer) waitDeployment(ctx context.Context) error {
+	cs, err := kubernetes.NewForConfig(in.cfg)
+	if err != nil {
+		return err
+	}
+	var last string
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		d, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
+		if err != nil {
+			last = err.Error()
+			return false, nil
+		}
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		st := d.Status
+		last = fmt.Sprintf("generation %d observed %d, %d/%d updated, %d available", d.Generation, st.ObservedGeneration, st.UpdatedReplicas, want, st.AvailableReplicas)
+		return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas == want &&
+			st.Replicas == want && st.AvailableReplicas == want, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for deployment %s/%s to roll out (%s): %w", Namespace, Deployment, last, err)
+	}
+	return nil
+}

@@ -25,7 +25,7 @@ func Logs(ctx context.Context, cfg *rest.Config, w io.Writer, follow bool) error
 	if err != nil {
 		return err
 	}
-	pod, err := operatorPod(ctx, cs)
+	pod, err := operatorPod(ctx, cs, true)
 	if err != nil {
 		return err
 	}
@@ -40,8 +40,9 @@ func Logs(ctx context.Context, cfg *rest.Config, w io.Writer, follow bool) error
 	return nil
 }
 
-// operatorPod names the newest running pod of the operator's Deployment.
-func operatorPod(ctx context.Context, cs kubernetes.Interface) (string, error) {
+// operatorPod names the newest pod of the operator's Deployment that is not
+// being deleted and, if running is set, runs.
+func operatorPod(ctx context.Context, cs kubernetes.Interface, running bool) (string, error) {
 	dep, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
 	if err != nil {
 		return "", fmt.Errorf("deployment %s/%s: %w: %w", Namespace, Deployment, ErrNotInstalled, err)
@@ -54,13 +55,13 @@ func operatorPod(ctx context.Context, cs kubernetes.Interface) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pods of deployment %s/%s: %w", Namespace, Deployment, err)
 	}
-	running := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
-		return p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil
+	live := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+		return running && p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil
 	})
-	if len(running) == 0 {
+	if len(live) == 0 {
 		return "", fmt.Errorf("deployment %s/%s has no running pod", Namespace, Deployment)
 	}
-	newest := slices.MaxFunc(running, func(a, b corev1.Pod) int {
+	newest := slices.MaxFunc(live, func(a, b corev1.Pod) int {
 		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
 	})
 	return newest.Name, nil
