@@ -1,0 +1,198 @@
+// Package engine runs labs against one real cluster: it performs a lab's
+// setup, an exercise's steady-state gate, its chaos (and waits until the
+// fault is confirmed, T0), its goal checks (polled within their time budget,
+// K consecutive passes, partial credit by weight, T1 and the time to
+// recovery), gathers the evidence hints are chosen from, runs the reference
+// solution, resets an exercise, and self-tests a lab.
+//
+// The engine knows nothing of HTTP, terminals or storage. What must outlive
+// a call (when an attempt began, T0, the primary chaos removed) is kept in
+// an Attempt, plain data the caller persists and hands back.
+//
+// A typical run of one exercise:
+//
+//	e, _ := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: "alice", BinDir: bin})
+//	_ = e.Setup(ctx, l, progress)                   // once per lab
+//	a, _ := e.Begin(ctx, l, "delete-primary")       // records the baseline
+//	rep, _ := e.SteadyState(ctx, l, a, engine.CheckOptions{})
+//	_ = e.Chaos(ctx, l, a, progress)                // a.T0 is set
+//	rep, _ = e.Check(ctx, l, a, engine.CheckOptions{}) // a.T1 is set once all goals pass
+//	h, _ := e.NextHint(ctx, l, a, shown)
+//	_ = e.Reset(ctx, l, a, progress)                // back to the baseline
+package engine
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/locale"
+)
+
+// Target is the cluster an Engine works on.
+type Target struct {
+	// Config reaches the cluster's API server with admin rights.
+	Config *rest.Config
+	// Provider and Cluster name the cluster for what the API cannot do:
+	// installing the operator and, on the embedded provider, starting and
+	// stopping its host process. Optional when Config reaches a cluster
+	// oplab does not manage (then installOperator, stopOperator and
+	// startOperator act through the API only).
+	Provider *cluster.Provider
+	Cluster  string
+	// BinDir holds pg-operator and crilog for the operator's host process.
+	BinDir string
+	// Logs is where the operator's log is read from; by default its host
+	// process's log files on providers that run it so, else its pod's log.
+	Logs LogSource
+	// Logger receives the engine's debug messages; discarded by default.
+	Logger *slog.Logger
+}
+
+// Phases reported to a Progress function.
+const (
+	PhaseSetup       = "setup"
+	PhaseSteadyState = "steadyState"
+	PhaseChaos       = "chaos"
+	PhaseFault       = "faultConfirmed"
+	PhaseGoals       = "goals"
+	PhaseSolution    = "solution"
+	PhaseReset       = "reset"
+	PhaseSelfTest    = "selftest"
+)
+
+// Step reports one action or check of a long operation as it starts
+// (Done false) and as it ends (Done true, Err set on failure).
+type Step struct {
+	Phase    string // one of the Phase constants
+	Exercise string // exercise id; empty for setup
+	Index    int    // position in its phase, from 0
+	Total    int    // number of steps in the phase
+	Kind     string // action or check kind
+	Message  string // what is being done, or its result, in one line
+	Done     bool
+	Err      error
+	Elapsed  time.Duration // set when Done
+}
+
+// Progress receives Steps; nil discards them. It is called from the
+// goroutine of the engine call it was given to.
+type Progress func(Step)
+
+// Attempt is one try at an exercise: what the engine recorded when it began,
+// when its fault took effect and when it was repaired. It is plain data for
+// the caller to persist (JSON) and pass back to later calls.
+type Attempt struct {
+	Lab      string    `json:"lab"`
+	Exercise string    `json:"exercise"`
+	Started  time.Time `json:"started"`
+	// T0 is when the chaos was confirmed in effect; zero before chaos and
+	// for exercises without chaos.
+	T0 time.Time `json:"t0,omitzero"`
+	// T1 is when every goal first passed; zero until then.
+	T1 time.Time `json:"t1,omitzero"`
+	// Baseline is the state of the target when the attempt began; Reset
+	// returns to it.
+	Baseline Baseline `json:"baseline"`
+	// PrimaryAtT0 is the primary just before chaos ran (primaryChanged
+	// compares with it; with no chaos, Baseline.Primary is used).
+	PrimaryAtT0 string `json:"primaryAtT0,omitempty"`
+}
+
+// Baseline is the part of the target's state an attempt can be reset to.
+type Baseline struct {
+	// ClusterExists is false when the lab's PostgresCluster did not exist.
+	ClusterExists bool   `json:"clusterExists"`
+	Replicas      int32  `json:"replicas,omitempty"`
+	StorageClass  string `json:"storageClass,omitempty"`
+	Primary       string `json:"primary,omitempty"`
+	OperatorReady bool   `json:"operatorReady"`
+}
+
+// Recovery is T1 − T0, or zero while either is unknown.
+func (a *Attempt) Recovery() time.Duration {
+	if a.T0.IsZero() || a.T1.IsZero() {
+		return 0
+	}
+	return a.T1.Sub(a.T0)
+}
+
+// since is when evidence starts to count: T0 when there was chaos, else
+// the attempt's start.
+func (a *Attempt) since() time.Time {
+	if !a.T0.IsZero() {
+		return a.T0
+	}
+	return a.Started
+}
+
+// CheckOptions tune how checks are run.
+type CheckOptions struct {
+	// Timeout caps each check's time budget; zero keeps the check's own.
+	// A short cap gives a quick verdict (oplab lab check), the full budget
+	// waits for a repair to settle (self-test).
+	Timeout time.Duration
+	// Interval between polls of a check; DefaultInterval when zero.
+	Interval time.Duration
+	// Progress, when set, hears of each check as it ends.
+	Progress Progress
+}
+
+// DefaultInterval is the time between two polls of a check.
+const DefaultInterval = 200 * time.Millisecond
+
+// Result is the verdict of one check.
+type Result struct {
+	Kind   string `json:"kind"`
+	Weight int    `json:"weight"`
+	Passed bool   `json:"passed"`
+	// Reason says in one line why the check passed or failed, in words a
+	// learner understands (English); Explain is the lab's own bilingual
+	// explanation, shown on failure when the lab gives one.
+	Reason  string        `json:"reason"`
+	Explain locale.Text   `json:"explain,omitzero"`
+	Polls   int           `json:"polls"`
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// Report is the verdict of a set of checks (a steady state, a fault, goals).
+type Report struct {
+	Results []Result  `json:"results"`
+	Score   int       `json:"score"` // weights of the passed checks
+	Total   int       `json:"total"` // weights of all checks
+	Passed  bool      `json:"passed"`
+	At      time.Time `json:"at"`
+	// Recovery is T1 − T0 for a goals report that passed after chaos.
+	Recovery time.Duration `json:"recovery,omitempty"`
+}
+
+// Hint is a hint chosen from the evidence.
+type Hint struct {
+	Index int // position in the exercise's hints; show the next one after it
+	Hint  *lab.Hint
+}
+
+// Errors a caller can test for with errors.Is.
+var (
+	// ErrUnknownExercise: the lab has no exercise with that id.
+	ErrUnknownExercise = errors.New("unknown exercise")
+	// ErrNotSteady: the steady-state gate did not pass, so chaos was not run.
+	ErrNotSteady = errors.New("steady state not reached")
+	// ErrFaultNotConfirmed: chaos ran but its fault was not seen in effect.
+	ErrFaultNotConfirmed = errors.New("fault not confirmed")
+	// ErrUnsupported: the target cannot do what an action needs.
+	ErrUnsupported = errors.New("not supported by this target")
+)
+
+// The Engine's methods, by file:
+//
+//	New, Lab lookup ........................ runner.go
+//	Setup, Begin, Chaos, Solve, Reset ...... exercise.go
+//	SteadyState, Check, RunChecks .......... checks.go
+//	Evidence, NextHint ..................... evidence.go, hints.go
+//	Answer (quiz.ClusterAnswers) ........... answers.go
+//	SelfTest ............................... selftest.go

@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	pgv1 "oplab.dev/oplab/api/v1"
+	"oplab.dev/oplab/internal/lab"
+)
+
+// Engine runs labs against one Target. Its methods are safe for
+// concurrent use, though two exercises on one cluster at once make little
+// sense.
+type Engine struct {
+	t    Target
+	cs   kubernetes.Interface
+	dyn  dynamic.Interface
+	c    client.Client // typed access to PostgresClusters
+	logs LogSource
+	log  *slog.Logger
+}
+
+// New returns an Engine for t.
+func New(t Target) (*Engine, error) {
+	if t.Config == nil {
+		return nil, fmt.Errorf("new engine: no cluster configuration")
+	}
+	cfg := rest.CopyConfig(t.Config)
+	// Chaos and checks issue bursts of requests; the defaults (5 qps)
+	// would make a check take seconds.
+	cfg.QPS, cfg.Burst = 100, 200
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	if err := pgv1.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("new engine: %w", err)
+	}
+	e := &Engine{t: t, cs: cs, dyn: dyn, c: c, log: t.Logger, logs: t.Logs}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.logs == nil {
+		e.logs = e.defaultLogs()
+	}
+	return e, nil
+}
+
+// defaultLogs reads the host process's log files when the provider runs the
+// operator as one, else the operator pod's log.
+func (e *Engine) defaultLogs() LogSource {
+	if p := e.t.Provider; p != nil && p.Info().Capabilities.HostProcesses {
+		if kc, err := p.KubeconfigPath(e.t.Cluster); err == nil {
+			dir := filepath.Join(filepath.Dir(kc), "pg-operator")
+			return FileLogs{filepath.Join(dir, "pg-operator.previous.log"), filepath.Join(dir, "pg-operator.log")}
+		}
+	}
+	return PodLogs{Client: e.cs}
+}
+
+// exercise returns the exercise of l called id.
+func exercise(l *lab.Lab, id string) (*lab.Exercise, error) {
+	for i := range l.Exercises {
+		if l.Exercises[i].ID == id {
+			return &l.Exercises[i], nil
+		}
+	}
+	return nil, fmt.Errorf("lab %s: exercise %q: %w", l.ID, id, ErrUnknownExercise)
+}
