@@ -178,6 +178,39 @@ func TestBadInput(t *testing.T) {
 		assertEmpty(t, data)
 	})
 
+	t.Run("ComponentFailsToStart", func(t *testing.T) {
+		// A scheduler that dies at start: the error names it and shows its
+		// log, and the half-made cluster is stopped and removed.
+		bin := t.TempDir()
+		for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kwok"} {
+			if err := os.Symlink(filepath.Join(clustertest.BinDir(t), b), filepath.Join(bin, b)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := "#!/bin/sh\necho 'scheduler: cannot load configuration' >&2\nexit 3\n"
+		if err := os.WriteFile(filepath.Join(bin, "kube-scheduler"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := t.TempDir()
+		p, err := cluster.NewProvider(cluster.ProviderWithEmbedded(bin, data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started []string
+		err = p.Create(ctx, "broken", cluster.CreateWithProgress(func(s cluster.Step) {
+			if !s.Done {
+				started = append(started, s.Name)
+			}
+		}))
+		if err == nil || !strings.Contains(err.Error(), "kube-scheduler exited during start-up") || !strings.Contains(err.Error(), "cannot load configuration") {
+			t.Fatalf("create with a failing scheduler: got %v, want an error naming kube-scheduler with its log", err)
+		}
+		if len(started) < 3 {
+			t.Errorf("progress steps: got %q, want the steps up to the failure", started)
+		}
+		assertEmpty(t, data)
+	})
+
 	t.Run("PortInUse", func(t *testing.T) {
 		p, data := clustertest.NewProvider(t)
 		l, err := net.Listen("tcp", "127.0.0.1:0")
