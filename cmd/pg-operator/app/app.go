@@ -68,7 +68,7 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		return err
 	}
-	logger := logr.FromSlogHandler(slog.NewTextHandler(stderr, nil))
+	logger := NewLogger(stderr)
 	ctrl.SetLogger(logger)
 	cfg, err := restConfig(o.Kubeconfig)
 	if err != nil {
@@ -81,6 +81,21 @@ func Run(ctx context.Context, args []string, stderr io.Writer) error {
 	logger.Info("starting pg-operator", "instances", o.InstanceMode, "watchNamespace", orAll(o.WatchNamespace),
 		"leaderElection", o.LeaderElect, "metrics", o.MetricsAddr, "probes", o.ProbeAddr)
 	return mgr.Start(ctx)
+}
+
+// NewLogger returns the operator's logger: slog's key=value lines, without
+// the keys controller-runtime repeats on every line (the group and kind of
+// the controller, and the object's name a second time), so a learner
+// watching the log sees what matters.
+func NewLogger(w io.Writer) logr.Logger {
+	drop := map[string]bool{"controllerGroup": true, "controllerKind": true, "PostgresCluster": true}
+	h := slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if drop[a.Key] || (len(groups) > 0 && groups[0] == "PostgresCluster") {
+			return slog.Attr{}
+		}
+		return a
+	}})
+	return logr.FromSlogHandler(h)
 }
 
 func parseFlags(args []string, stderr io.Writer) (Options, error) {

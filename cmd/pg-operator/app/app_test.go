@@ -48,3 +48,22 @@ func TestLeaseNamespace(t *testing.T) {
 		t.Errorf("flag: got %q, want x", got)
 	}
 }
+
+func TestNewLogger(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	NewLogger(&buf).WithValues("controller", "postgrescluster", "controllerGroup", "databases.example.com",
+		"controllerKind", "PostgresCluster", "PostgresCluster", map[string]string{"name": "db"}, "namespace", "team").
+		Info("in sync", "took", "3ms")
+	got := buf.String()
+	for _, want := range []string{"msg=\"in sync\"", "controller=postgrescluster", "namespace=team", "took=3ms"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log line %q lacks %s", got, want)
+		}
+	}
+	for _, unwanted := range []string{"controllerGroup", "controllerKind", "PostgresCluster"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("log line %q still has %s", got, unwanted)
+		}
+	}
+}

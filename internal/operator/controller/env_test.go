@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -113,7 +112,7 @@ func (e *env) namespace(t testing.TB, name string) string {
 func (e *env) operator(t testing.TB, cfg *rest.Config, ns string) *syncBuffer {
 	t.Helper()
 	logs := &syncBuffer{}
-	logger := logr.FromSlogHandler(slog.NewTextHandler(logs, nil))
+	logger := app.NewLogger(logs)
 	mgr, err := app.NewManager(cfg, app.Options{
 		MetricsAddr: "0", ProbeAddr: "0", WatchNamespace: ns,
 		InstanceMode: instance.ModeSimulated, SkipNameValidation: true,
