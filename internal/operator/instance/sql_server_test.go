@@ -3,6 +3,7 @@ package instance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -36,9 +38,41 @@ type pgBinaries struct {
 	gid  int
 }
 
+// ensureOnce runs scripts/ensure-postgres.sh at most once per test binary.
+var ensureOnce = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		script := filepath.Join(dir, "scripts", "ensure-postgres.sh")
+		if _, err := os.Stat(script); err == nil {
+			return exec.Command(script).CombinedOutput()
+		}
+		if filepath.Dir(dir) == dir {
+			return nil, errors.New("scripts/ensure-postgres.sh not found above the test's directory")
+		}
+	}
+})
+
 // findPGBinaries looks for initdb, pg_ctl, pg_basebackup and postgres beside
-// pg_ctl in PATH, then under /usr/lib/postgresql/*/bin (newest first).
+// pg_ctl in PATH, then under /usr/lib/postgresql/*/bin (newest first). When
+// none are found it runs scripts/ensure-postgres.sh (as `make test` does
+// first), which installs Debian's postgresql package, and looks again.
 func findPGBinaries(t *testing.T) pgBinaries {
+	t.Helper()
+	if b, ok := lookPGBinaries(t); ok {
+		return b
+	}
+	out, err := ensureOnce()
+	if b, ok := lookPGBinaries(t); ok {
+		return b
+	}
+	t.Fatalf("PostgreSQL server programs (initdb, pg_ctl, pg_basebackup, postgres) not found in PATH or /usr/lib/postgresql/*/bin, and scripts/ensure-postgres.sh could not install them (%v):\n%s", err, out)
+	return pgBinaries{}
+}
+
+func lookPGBinaries(t *testing.T) (pgBinaries, bool) {
 	t.Helper()
 	var dirs []string
 	if p, err := exec.LookPath("pg_ctl"); err == nil {
@@ -56,11 +90,10 @@ func findPGBinaries(t *testing.T) pgBinaries {
 			if os.Geteuid() == 0 {
 				b.runAsUnprivileged(t)
 			}
-			return b
+			return b, true
 		}
 	}
-	t.Fatalf("PostgreSQL server programs (initdb, pg_ctl, pg_basebackup, postgres) not found in PATH or /usr/lib/postgresql/*/bin (looked in %v); run scripts/ensure-postgres.sh, which `make test` runs, to install Debian's postgresql package", dirs)
-	return pgBinaries{}
+	return pgBinaries{}, false
 }
 
 func pgMajor(dir string) int {
