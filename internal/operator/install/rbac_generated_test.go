@@ -25,4 +25,3 @@ func TestChartRulesAreGenerated(t *testing.T) {
 		t.Errorf("charts/pg-operator/files/role.yaml differs from config/rbac/role.yaml: run make generate")
 	}
 }
-
