@@ -1,0 +1,67 @@
+package cluster_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+)
+
+// TestControlPlaneVersions checks that every built binary reports the version
+// pinned in hack/tools/controlplane/go.mod: the version stamp is right and
+// the binaries are not stale.
+func TestControlPlaneVersions(t *testing.T) {
+	bin := clustertest.BinDir(t)
+	pins := pinnedVersions(t)
+	tests := []struct {
+		binary string
+		args   []string
+		want   string
+	}{
+		{"kube-apiserver", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
+		{"kube-controller-manager", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
+		{"kube-scheduler", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
+		{"kubectl", []string{"version", "--client"}, "Client Version: " + pins["k8s.io/kubernetes"]},
+		{"kwok", []string{"--version"}, "kwok version " + pins["sigs.k8s.io/kwok"]},
+		{"etcd", []string{"--version"}, "etcd Version: " + strings.TrimPrefix(pins["go.etcd.io/etcd/server/v3"], "v")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.binary, func(t *testing.T) {
+			out, err := exec.Command(filepath.Join(bin, tt.binary), tt.args...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s %v: %v\n%s", tt.binary, tt.args, err, out)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("%s %v: got %q, want it to contain %q", tt.binary, tt.args, out, tt.want)
+			}
+		})
+	}
+}
+
+// pinnedVersions reads the require lines of the control-plane tools module.
+func pinnedVersions(t *testing.T) map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "hack", "tools", "controlplane", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pins := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && strings.HasPrefix(fields[1], "v") && !strings.Contains(sc.Text(), "=>") {
+			pins[fields[0]] = fields[1]
+		}
+	}
+	for _, m := range []string{"k8s.io/kubernetes", "sigs.k8s.io/kwok", "go.etcd.io/etcd/server/v3"} {
+		if pins[m] == "" {
+			t.Fatalf("no pinned version of %s in hack/tools/controlplane/go.mod", m)
+		}
+	}
+	return pins
+}
