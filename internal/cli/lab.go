@@ -21,6 +21,7 @@ func newLabCmd(g *globals) *cobra.Command {
 		Short: "Work with labs",
 	}
 	cmd.AddCommand(newLabValidateCmd(g))
+	cmd.AddCommand(newLabSelftestCmd(g))
 	return cmd
 }
 

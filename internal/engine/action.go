@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"oplab.dev/oplab/internal/lab"
+)
+
+// actionFn performs an action; a is the attempt it belongs to (nil during
+// setup).
+type actionFn func(ctx context.Context, e *Engine, a *Attempt) error
+
+// actionFor returns the function that performs an action with the decoded
+// params p, and the one that undoes it on Reset (nil when there is nothing
+// to undo). It returns a nil action for a kind the engine does not know.
+func actionFor(p any) (do, undo actionFn) {
+	switch p := p.(type) {
+	case *lab.InstallOperator:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installOperator(ctx, p) }, nil
+	case *lab.CreateCluster:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.createCluster(ctx, p) },
+			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteCluster(ctx, p.Target) }
+	case *lab.ApplyManifest:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.applyManifest(ctx, p) },
+			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteManifest(ctx, p) }
+	case *lab.DeleteObject:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteObject(ctx, p) }, nil
+	case *lab.WaitCondition:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.waitCondition(ctx, p) }, nil
+	case *lab.DeletePrimaryPod:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deletePrimaryPod(ctx, p) }, nil
+	case *lab.RemoveRoleVerbs:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.removeRoleVerbs(ctx, p) },
+			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.restoreRole(ctx, p) }
+	case *lab.ApplyQuota:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.applyQuota(ctx, p) },
+			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteQuota(ctx, p) }
+	case *lab.SetStorageClass:
+		// Undone by Reset's return to the baseline's storage class.
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.setStorageClass(ctx, p.Target, p.StorageClassName) }, nil
+	case *lab.StopOperator:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.stopOperator(ctx) },
+			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.startOperator(ctx) }
+	case *lab.StartOperator:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.startOperator(ctx) }, nil
+	case *lab.ScaleCluster:
+		// Undone by Reset's return to the baseline's replicas.
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.scaleCluster(ctx, p.Target, int32(p.Replicas)) }, nil
+	case *lab.Switchover:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.switchover(ctx, p.Target, p.Instance) }, nil
+	}
+	return nil, nil
+}
+
+// runSteps performs steps in order, reporting each to progress.
+func (e *Engine) runSteps(ctx context.Context, phase, exercise string, steps []lab.Step, a *Attempt, progress Progress) error {
+	for i, s := range steps {
+		do, _ := actionFor(s.Params)
+		report(progress, Step{Phase: phase, Exercise: exercise, Index: i, Total: len(steps), Kind: s.Kind, Message: describeAction(s)})
+		start := time.Now()
+		err := e.runAction(ctx, s, do, a)
+		report(progress, Step{Phase: phase, Exercise: exercise, Index: i, Total: len(steps), Kind: s.Kind,
+			Message: describeAction(s), Done: true, Err: err, Elapsed: time.Since(start)})
+		if err != nil {
+			return fmt.Errorf("%s step %d (%s): %w", phase, i+1, s.Kind, err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) runAction(ctx context.Context, s lab.Step, do actionFn, a *Attempt) error {
+	if do == nil {
+		return fmt.Errorf("action kind %q: %w", s.Kind, ErrUnsupported)
+	}
+	if s.Timeout.Duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout.Duration)
+		defer cancel()
+	}
+	e.log.Debug("action", "kind", s.Kind)
+	return do(ctx, e, a)
+}
+
+func report(p Progress, s Step) {
+	if p != nil {
+		p(s)
+	}
+}
+
+// describeAction says in a few words what a step does.
+func describeAction(s lab.Step) string {
+	switch p := s.Params.(type) {
+	case *lab.InstallOperator:
+		return "install the operator"
+	case *lab.CreateCluster:
+		return fmt.Sprintf("create PostgresCluster %s with %d replicas", p.Cluster, p.Replicas)
+	case *lab.ApplyManifest:
+		return "apply a manifest"
+	case *lab.DeleteObject:
+		return fmt.Sprintf("delete %s %s", p.Kind, p.Name)
+	case *lab.WaitCondition:
+		return fmt.Sprintf("wait until %s is %s=%s", p.Cluster, p.Type, p.Status)
+	case *lab.DeletePrimaryPod:
+		if p.Force {
+			return "force-delete the primary's pod"
+		}
+		return "delete the primary's pod"
+	case *lab.RemoveRoleVerbs:
+		return fmt.Sprintf("remove %v on %v from role %s", p.Verbs, p.Resources, p.Role)
+	case *lab.ApplyQuota:
+		return fmt.Sprintf("apply ResourceQuota %s", p.Name)
+	case *lab.SetStorageClass:
+		return fmt.Sprintf("set the storage class of %s to %s", p.Cluster, p.StorageClassName)
+	case *lab.StopOperator:
+		return "stop the operator"
+	case *lab.StartOperator:
+		return "start the operator"
+	case *lab.ScaleCluster:
+		return fmt.Sprintf("scale %s to %d", p.Cluster, p.Replicas)
+	case *lab.Switchover:
+		return fmt.Sprintf("switch %s over to %s", p.Cluster, p.Instance)
+	}
+	return s.Kind
+}

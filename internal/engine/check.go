@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"oplab.dev/oplab/internal/lab"
+)
+
+// checkFn evaluates a check once: whether it passes, and why in one line.
+type checkFn func(ctx context.Context, e *Engine, a *Attempt) (bool, string)
+
+// checkFor returns the function that evaluates a check with the decoded
+// params p, or nil for a kind the engine does not know.
+func checkFor(p any) checkFn {
+	switch p := p.(type) {
+	case *lab.Condition:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			return e.conditionIs(ctx, p.Target, p.Type, p.Status, p.Reason)
+		}
+	case *lab.PrimaryChanged:
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.primaryChanged(ctx, p.Target, a) }
+	case *lab.PrimaryIs:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.primaryIs(ctx, p.Target, p.Instance) }
+	case *lab.ExactlyOnePrimary:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.exactlyOnePrimary(ctx, p.Target) }
+	case *lab.RWEndpointsPointAtPrimary:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.rwEndpointsAtPrimary(ctx, p.Target) }
+	case *lab.ReplicasReady:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.replicasReady(ctx, p.Target, p.Count) }
+	case *lab.ObservedGenerationCaughtUp:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.generationCaughtUp(ctx, p.Target) }
+	case *lab.RoleLeastPrivilege:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.leastPrivilege(ctx, p) }
+	case *lab.QuotaPresent:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.quotaPresent(ctx, p) }
+	case *lab.EventSeen:
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.eventSeen(ctx, p, a) }
+	case *lab.LogLineSeen:
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.logLineSeen(ctx, p, a) }
+	case *lab.ClaimsBound:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.claimsBound(ctx, p.Target) }
+	case *lab.ClaimsPending:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.claimsPending(ctx, p.Target) }
+	case *lab.ObjectExists:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.objectExists(ctx, p) }
+	case *lab.OperatorReady:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.operatorReady(ctx) }
+	case *lab.OperatorStopped:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			ok, why := e.operatorReady(ctx)
+			return !ok, why
+		}
+	}
+	return nil
+}
+
+// RunChecks runs checks at once in the context of attempt a: each polls
+// within its time budget until it passes Passes times in a row.
+func (e *Engine) RunChecks(ctx context.Context, a *Attempt, checks []lab.Check, o CheckOptions) (Report, error) {
+	return e.runChecks(ctx, "", a, checks, o)
+}
+
+// runChecks is RunChecks reporting each result, once all are known, as a
+// Step of phase (Progress is called from the caller's goroutine only).
+func (e *Engine) runChecks(ctx context.Context, phase string, a *Attempt, checks []lab.Check, o CheckOptions) (Report, error) {
+	results := make([]Result, len(checks))
+	var wg sync.WaitGroup
+	for i := range checks {
+		wg.Go(func() {
+			results[i] = e.runCheck(ctx, a, &checks[i], o)
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return Report{}, fmt.Errorf("run checks: %w", err)
+	}
+	rep := Report{Results: results, Passed: true, At: time.Now()}
+	for i, r := range results {
+		rep.Total += r.Weight
+		if r.Passed {
+			rep.Score += r.Weight
+		} else {
+			rep.Passed = false
+		}
+		report(o.Progress, Step{Phase: phase, Exercise: a.Exercise, Kind: r.Kind, Index: i, Total: len(results), Message: r.Reason, Done: true, Elapsed: r.Elapsed, Err: failure(r)})
+	}
+	return rep, nil
+}
+
+// failure turns a failed result into an error for Step.Err.
+func failure(r Result) error {
+	if r.Passed {
+		return nil
+	}
+	return fmt.Errorf("%s: %s", r.Kind, r.Reason)
+}
+
+// runCheck polls one check.
+func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o CheckOptions) Result {
+	res := Result{Kind: c.Kind, Weight: c.Weight, Explain: c.Explain}
+	fn := checkFor(c.Params)
+	if fn == nil {
+		res.Reason = fmt.Sprintf("check kind %q is not implemented", c.Kind)
+		return res
+	}
+	budget := c.Timeout.Duration
+	if o.Timeout > 0 && (budget == 0 || o.Timeout < budget) {
+		budget = o.Timeout
+	}
+	interval := o.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	need := max(c.Passes, 1)
+	start := time.Now()
+	deadline := start.Add(budget)
+	run := 0
+	for {
+		ok, why := fn(ctx, e, a)
+		res.Polls++
+		res.Reason = why
+		if ok {
+			run++
+		} else {
+			run = 0
+		}
+		if run >= need {
+			res.Passed = true
+			break
+		}
+		if time.Now().Add(interval).After(deadline) || ctx.Err() != nil {
+			if run > 0 {
+				res.Reason = fmt.Sprintf("%s, but not yet stable (%d of %d passes in a row)", why, run, need)
+			}
+			break
+		}
+		t := time.NewTimer(interval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	res.Elapsed = time.Since(start)
+	return res
+}
