@@ -128,7 +128,7 @@ func (e *env) operator(t testing.TB, cfg *rest.Config, ns string) *syncBuffer {
 		if err := <-done; err != nil {
 			t.Errorf("operator stopped with: %v", err)
 		}
-		if t.Failed() {
+		if t.Failed() || os.Getenv("SHOWLOG") != "" {
 			t.Logf("operator log:\n%s", logs.String())
 		}
 	})

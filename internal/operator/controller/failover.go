@@ -57,6 +57,7 @@ func (p *pass) checkPrimary(ctx context.Context, ms members) error {
 	if err := p.setTarget(ctx, cand.name()); err != nil {
 		return err
 	}
+	p.done("elected %s: the ready replica furthest ahead (WAL %s)", cand.name(), cand.status.Position())
 	p.event(corev1.EventTypeNormal, "FailoverTarget", "Failover", "elected %s, the replica furthest ahead (WAL %s), as the new primary", cand.name(), cand.status.Position())
 	return nil
 }

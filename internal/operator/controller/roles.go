@@ -84,6 +84,9 @@ func (p *pass) settleReplicas(ctx context.Context, ms members) error {
 			continue
 		}
 		if !m.ready || m.err != nil {
+			if m.role() == "" {
+				continue // still starting: behind no Service yet
+			}
 			if err := p.label(ctx, m, pgv1.RoleUnhealthy); err != nil {
 				return err
 			}

@@ -89,6 +89,17 @@ func (p *pass) setError(err error) {
 // The update carries the resourceVersion the pass read, so it fails with a
 // conflict if the cluster changed meanwhile.
 func (p *pass) writeStatus(ctx context.Context) error {
+	if pa := meta.FindStatusCondition(p.pgc.Status.Conditions, pgv1.ConditionPrimaryAvailable); pa != nil && p.pgc.Status.CurrentPrimary != p.pgc.Status.TargetPrimary {
+		// A change of primary is under way: say so before setStatus runs.
+		switch pa.Reason {
+		case pgv1.ReasonFailingOver:
+			p.pgc.Status.Phase = pgv1.PhaseFailingOver
+		case pgv1.ReasonSwitchingOver:
+			p.pgc.Status.Phase = pgv1.PhaseSwitchingOver
+		case pgv1.ReasonBootstrapping:
+			p.pgc.Status.Phase = pgv1.PhaseBootstrapping
+		}
+	}
 	if equality.Semantic.DeepEqual(p.written, p.pgc.Status) {
 		return nil
 	}
