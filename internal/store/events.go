@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// AppendEvents adds evs to the end of a session's timeline in one
+// transaction, setting each one's Seq (and At, when zero).
+func (s *SQLite) AppendEvents(ctx context.Context, sessionID string, evs ...*Event) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, sessionID, evs) })
+	if err != nil {
+		return fmt.Errorf("append to timeline of session %q: %w", sessionID, err)
+	}
+	return nil
+}
+
+func appendEvents(ctx context.Context, tx *sql.Tx, sessionID string, evs []*Event) error {
+	for _, ev := range evs {
+		ev.SessionID = sessionID
+		if ev.At.IsZero() {
+			ev.At = time.Now().UTC()
+		}
+		data := string(ev.Data)
+		if data == "" {
+			data = "{}"
+		}
+		err := tx.QueryRowContext(ctx, `INSERT INTO events (session_id, at, kind, exercise, message, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
+			sessionID, unixNano(ev.At), ev.Kind, ev.Exercise, ev.Message, data).Scan(&ev.Seq)
+		if err != nil {
+			return fmt.Errorf("append %s event: %w", ev.Kind, err)
+		}
+	}
+	return nil
+}
+
+// Events returns a session's timeline after seq (0 for all of it), oldest
+// first.
+func (s *SQLite) Events(ctx context.Context, sessionID string, after int64) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, session_id, at, kind, exercise, message, data FROM events
+		WHERE session_id = ? AND seq > ? ORDER BY seq`, sessionID, after)
+	if err != nil {
+		return nil, fmt.Errorf("read timeline of session %q: %w", sessionID, err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var ev Event
+		var at int64
+		var data string
+		if err := rows.Scan(&ev.Seq, &ev.SessionID, &at, &ev.Kind, &ev.Exercise, &ev.Message, &data); err != nil {
+			return nil, fmt.Errorf("read timeline of session %q: %w", sessionID, err)
+		}
+		ev.At, ev.Data = fromNano(at), []byte(data)
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read timeline of session %q: %w", sessionID, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// migrations are the schema, one step per version; migrations[i] takes the
+// schema from version i to i+1. Never edit a released step: add one.
+var migrations = []string{
+	// 1: sessions, their timeline and their results.
+	`CREATE TABLE sessions (
+		id         TEXT PRIMARY KEY,
+		learner    TEXT NOT NULL,
+		lab        TEXT NOT NULL,
+		cluster    TEXT NOT NULL,
+		provider   TEXT NOT NULL,
+		state      TEXT NOT NULL,
+		exercise   INTEGER NOT NULL DEFAULT 0,
+		lang       TEXT NOT NULL DEFAULT 'en',
+		created_at INTEGER NOT NULL,
+		updated_at INTEGER NOT NULL,
+		version    INTEGER NOT NULL DEFAULT 1
+	);
+	CREATE INDEX sessions_learner ON sessions (learner, state);
+	CREATE TABLE events (
+		seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+		session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+		at         INTEGER NOT NULL,
+		kind       TEXT NOT NULL,
+		exercise   TEXT NOT NULL DEFAULT '',
+		message    TEXT NOT NULL DEFAULT '',
+		data       TEXT NOT NULL DEFAULT '{}'
+	);
+	CREATE INDEX events_session ON events (session_id, seq);
+	CREATE TABLE results (
+		session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+		kind        TEXT NOT NULL,
+		item        TEXT NOT NULL,
+		score       INTEGER NOT NULL,
+		total       INTEGER NOT NULL,
+		passed      INTEGER NOT NULL,
+		recovery_ns INTEGER NOT NULL DEFAULT 0,
+		at          INTEGER NOT NULL,
+		data        TEXT NOT NULL DEFAULT '{}',
+		PRIMARY KEY (session_id, kind, item)
+	);`,
+}
+
+// SchemaVersion is the schema version this build migrates to.
+func SchemaVersion() int { return len(migrations) }
+
+// migrate applies the steps the file has not had yet, each in a
+// transaction of its own, and refuses a file from a newer oplab.
+func (s *SQLite) migrate(ctx context.Context) error {
+	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		applied_at INTEGER NOT NULL
+	)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for {
+		done, err := s.migrateOne(ctx)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// migrateOne applies the next step, if any; done reports that none was left.
+func (s *SQLite) migrateOne(ctx context.Context) (done bool, err error) {
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		var v int
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		switch {
+		case v > len(migrations):
+			return fmt.Errorf("schema version %d is newer than this oplab knows (%d): upgrade oplab", v, len(migrations))
+		case v == len(migrations):
+			done = true
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v+1, time.Now().UnixNano()); err != nil {
+			return fmt.Errorf("record schema version %d: %w", v+1, err)
+		}
+		return nil
+	})
+	return done, err
+}
+
+// Version reports the file's schema version.
+func (s *SQLite) Version(ctx context.Context) (int, error) {
+	var v int
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	return v, nil
+}
