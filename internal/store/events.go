@@ -23,10 +23,7 @@ func appendEvents(ctx context.Context, tx *sql.Tx, sessionID string, evs []*Even
 		if ev.At.IsZero() {
 			ev.At = time.Now().UTC()
 		}
-		data := string(ev.Data)
-		if data == "" {
-			data = "{}"
-		}
+		data := jsonText(ev.Data)
 		err := tx.QueryRowContext(ctx, `INSERT INTO events (session_id, at, kind, exercise, message, data) VALUES (?, ?, ?, ?, ?, ?) RETURNING seq`,
 			sessionID, unixNano(ev.At), ev.Kind, ev.Exercise, ev.Message, data).Scan(&ev.Seq)
 		if err != nil {

@@ -47,6 +47,8 @@ var migrations = []string{
 		data        TEXT NOT NULL DEFAULT '{}',
 		PRIMARY KEY (session_id, kind, item)
 	);`,
+	// 2: the session package's working state (the current attempt).
+	`ALTER TABLE sessions ADD COLUMN data TEXT NOT NULL DEFAULT '{}';`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

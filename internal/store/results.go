@@ -11,10 +11,7 @@ func (s *SQLite) PutResult(ctx context.Context, r *Result) error {
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}
-	data := string(r.Data)
-	if data == "" {
-		data = "{}"
-	}
+	data := jsonText(r.Data)
 	_, err := s.db.ExecContext(ctx, `INSERT INTO results (session_id, kind, item, score, total, passed, recovery_ns, at, data)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (session_id, kind, item) DO UPDATE SET score = excluded.score, total = excluded.total,

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-const sessionColumns = `id, learner, lab, cluster, provider, state, exercise, lang, created_at, updated_at, version`
+const sessionColumns = `id, learner, lab, cluster, provider, state, exercise, lang, created_at, updated_at, version, data`
 
 // CreateSession stores a new session (Version 1, Created and Updated set
 // to now when zero) with its first timeline events, in one transaction.
@@ -24,9 +24,9 @@ func (s *SQLite) CreateSession(ctx context.Context, sess *Session, evs ...*Event
 	sess.Updated = sess.Created
 	sess.Version = 1
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sess.ID, sess.Learner, sess.Lab, sess.Cluster, sess.Provider, sess.State, sess.Exercise, sess.Lang,
-			unixNano(sess.Created), unixNano(sess.Updated), sess.Version)
+			unixNano(sess.Created), unixNano(sess.Updated), sess.Version, jsonText(sess.Data))
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint failed") {
 				return fmt.Errorf("session %q: %w", sess.ID, ErrExists)
@@ -49,9 +49,9 @@ func (s *SQLite) UpdateSession(ctx context.Context, sess *Session, evs ...*Event
 	updated := time.Now().UTC()
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET learner = ?, lab = ?, cluster = ?, provider = ?, state = ?, exercise = ?, lang = ?,
-			updated_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
+			data = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
 			sess.Learner, sess.Lab, sess.Cluster, sess.Provider, sess.State, sess.Exercise, sess.Lang,
-			unixNano(updated), sess.ID, sess.Version)
+			jsonText(sess.Data), unixNano(updated), sess.ID, sess.Version)
 		if err != nil {
 			return err
 		}
@@ -152,7 +152,8 @@ type scanner interface{ Scan(...any) error }
 func scanSession(r scanner) (Session, error) {
 	var s Session
 	var created, updated int64
-	err := r.Scan(&s.ID, &s.Learner, &s.Lab, &s.Cluster, &s.Provider, &s.State, &s.Exercise, &s.Lang, &created, &updated, &s.Version)
-	s.Created, s.Updated = fromNano(created), fromNano(updated)
+	var data string
+	err := r.Scan(&s.ID, &s.Learner, &s.Lab, &s.Cluster, &s.Provider, &s.State, &s.Exercise, &s.Lang, &created, &updated, &s.Version, &data)
+	s.Created, s.Updated, s.Data = fromNano(created), fromNano(updated), []byte(data)
 	return s, err
 }

@@ -92,3 +92,11 @@ func fromNano(n int64) time.Time {
 	}
 	return time.Unix(0, n).UTC()
 }
+
+// jsonText is raw JSON as stored: an empty value is an empty object.
+func jsonText(raw []byte) string {
+	if len(raw) == 0 {
+		return "{}"
+	}
+	return string(raw)
+}

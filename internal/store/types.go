@@ -19,52 +19,55 @@ var (
 // it stands. The store does not interpret State; the session package owns
 // the state machine.
 type Session struct {
-	ID       string
-	Learner  string
-	Lab      string
-	Cluster  string
-	Provider string
-	State    string
+	ID       string `json:"id"`
+	Learner  string `json:"learner"`
+	Lab      string `json:"lab"`
+	Cluster  string `json:"cluster"`
+	Provider string `json:"provider"`
+	State    string `json:"state"`
 	// Exercise is the index of the current exercise.
-	Exercise int
+	Exercise int `json:"exercise"`
 	// Lang is the learner's language for texts ("en", "ko").
-	Lang    string
-	Created time.Time
-	Updated time.Time
+	Lang    string    `json:"lang"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 	// Version counts updates; Update fails with ErrConflict when the stored
 	// version is not the one the caller read.
-	Version int64
+	Version int64 `json:"version"`
+	// Data is the session package's working state as JSON (the current
+	// attempt at an exercise); the store does not interpret it.
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Event is one entry of a session's timeline, which is append-only.
 type Event struct {
 	// Seq orders events; it is assigned by the store and grows.
-	Seq       int64
-	SessionID string
-	At        time.Time
-	Kind      string
+	Seq       int64     `json:"seq"`
+	SessionID string    `json:"sessionId"`
+	At        time.Time `json:"at"`
+	Kind      string    `json:"kind"`
 	// Exercise is the id of the exercise the event belongs to, if any.
-	Exercise string
+	Exercise string `json:"exercise,omitempty"`
 	// Message is a one-line summary a person can read.
-	Message string
+	Message string `json:"message"`
 	// Data is the event's details as JSON (the session package's types).
-	Data json.RawMessage
+	Data json.RawMessage `json:"data,omitempty"`
 }
 
 // Result is the latest outcome of one graded item of a session: an
 // exercise or a quiz. The timeline keeps every attempt; a Result is the one
 // that counts.
 type Result struct {
-	SessionID string
-	Kind      string // "exercise" or "quiz"
-	Item      string // exercise or quiz id
-	Score     int
-	Total     int
-	Passed    bool
+	SessionID string `json:"sessionId"`
+	Kind      string `json:"kind"` // "exercise" or "quiz"
+	Item      string `json:"item"` // exercise or quiz id
+	Score     int    `json:"score"`
+	Total     int    `json:"total"`
+	Passed    bool   `json:"passed"`
 	// Recovery is T1 - T0 for an exercise with chaos; zero otherwise.
-	Recovery time.Duration
-	At       time.Time
-	Data     json.RawMessage
+	Recovery time.Duration   `json:"recoveryNs,omitempty"`
+	At       time.Time       `json:"at"`
+	Data     json.RawMessage `json:"data,omitempty"`
 }
 
 // Result kinds.
