@@ -7,7 +7,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/operator/instance"
@@ -96,10 +98,17 @@ func (p *pass) settleReplicas(ctx context.Context, ms members) error {
 		if !s.Initialized || !s.InRecovery || (s.Upstream != "" && s.Upstream != prim.name()) {
 			err := p.r.Instance.Follow(ctx, m.pod, prim.pod)
 			if errors.Is(err, instance.ErrNeedsRestart) {
-				p.event(corev1.EventTypeWarning, "RestartNeeded", "Rejoin", "%s must restart to follow %s: %v", m.name(), prim.name(), err)
+				// A running primary cannot be demoted over SQL: fence it, then
+				// delete its pod; the StatefulSet recreates it and its
+				// bootstrap script clones the current primary.
 				if err := p.label(ctx, m, pgv1.RoleUnhealthy); err != nil {
 					return err
 				}
+				if err := p.r.Client.Delete(ctx, m.pod, client.Preconditions{UID: &m.pod.UID}); err != nil && !apierrors.IsNotFound(err) {
+					return fmt.Errorf("restart %s to follow %s: %w", m.name(), prim.name(), err)
+				}
+				p.done("restarted %s: it must be cloned to follow %s", m.name(), prim.name())
+				p.event(corev1.EventTypeWarning, "InstanceRestarted", "Rejoin", "restarted %s so that it rejoins as a replica of %s: %v", m.name(), prim.name(), err)
 				continue
 			}
 			if err != nil {

@@ -16,6 +16,7 @@ func ConfigMap(pgc *pgv1.PostgresCluster) *corev1.ConfigMap {
 		Data: map[string]string{
 			"postgresql.conf": postgresqlConf(pgc),
 			"pg_hba.conf":     pgHBAConf,
+			BootstrapScript:   bootstrapSh,
 		},
 	}
 	withHash(&cm.ObjectMeta, cm.Data)
@@ -41,4 +42,41 @@ local   all          all                 trust
 host    all          all   127.0.0.1/32  trust
 host    replication  all   0.0.0.0/0     scram-sha-256
 host    all          all   0.0.0.0/0     scram-sha-256
+`
+
+// BootstrapScript is the ConfigMap key of the init container's script.
+const BootstrapScript = "bootstrap.sh"
+
+// bootstrapSh runs before PostgreSQL in every instance pod. Whether an
+// instance starts as a replica is decided by its data directory
+// (standby.signal), so the script prepares it: when a primary answers on
+// the -rw Service, the instance must be its replica, cloned with
+// pg_basebackup unless it already is one (a former primary is cloned
+// afresh). With no primary, pod 0 starts with what it has (initdb on its
+// first start) and the others wait for a primary to clone.
+const bootstrapSh = `#!/bin/sh
+# Managed by pg-operator; edits are overwritten.
+set -eu
+ordinal="${HOSTNAME##*-}"
+has_data() { [ -s "$PGDATA/PG_VERSION" ]; }
+is_replica() { [ -f "$PGDATA/standby.signal" ]; }
+while :; do
+  if pg_isready -q -h "$PRIMARY_HOST" -p 5432 -t 2; then
+    if has_data && is_replica; then
+      echo "bootstrap: replica data present; streaming from $PRIMARY_HOST"
+      exit 0
+    fi
+    echo "bootstrap: cloning the primary at $PRIMARY_HOST"
+    rm -rf "$PGDATA"
+    pg_basebackup -h "$PRIMARY_HOST" -p 5432 -D "$PGDATA" -R -X stream -c fast
+    chmod 0700 "$PGDATA"
+    exit 0
+  fi
+  if [ "$ordinal" = 0 ] || has_data; then
+    echo "bootstrap: no primary answers on $PRIMARY_HOST; starting with local data"
+    exit 0
+  fi
+  echo "bootstrap: waiting for a primary on $PRIMARY_HOST"
+  sleep 2
+done
 `

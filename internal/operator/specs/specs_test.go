@@ -271,4 +271,20 @@ func TestConfigMap(t *testing.T) {
 	if !strings.Contains(cm.Data["pg_hba.conf"], "replication") {
 		t.Errorf("pg_hba.conf does not allow replication connections")
 	}
+	if !strings.Contains(cm.Data[BootstrapScript], "pg_basebackup") {
+		t.Errorf("%s does not clone replicas", BootstrapScript)
+	}
+	init := StatefulSet(cluster(), 1).Spec.Template.Spec.InitContainers[0]
+	if !strings.HasSuffix(init.Command[len(init.Command)-1], BootstrapScript) {
+		t.Errorf("init container runs %v, want the ConfigMap's %s", init.Command, BootstrapScript)
+	}
+	var host string
+	for _, e := range init.Env {
+		if e.Name == "PRIMARY_HOST" {
+			host = e.Value
+		}
+	}
+	if host != "prod-db-rw" {
+		t.Errorf("init container PRIMARY_HOST: got %q, want prod-db-rw", host)
+	}
 }

@@ -23,6 +23,8 @@ const (
 	dataMount   = "/var/lib/postgresql/data"
 	// PostgresPort is the port of every instance and Service.
 	PostgresPort = 5432
+	// postgresUID is the postgres user of the official image.
+	postgresUID = 999
 )
 
 // StatefulSet builds the StatefulSet of a cluster with replicas pods. The
@@ -52,7 +54,23 @@ func StatefulSet(pgc *pgv1.PostgresCluster, replicas int32) *appsv1.StatefulSet 
 func podSpec(pgc *pgv1.PostgresCluster) corev1.PodSpec {
 	return corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To[int64](30),
-		SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To[int64](999)},
+		SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To[int64](postgresUID)},
+		InitContainers: []corev1.Container{{
+			Name:            "bootstrap",
+			Image:           "postgres:" + pgc.Spec.Version,
+			Command:         []string{"sh", configMount + "/" + BootstrapScript},
+			SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](postgresUID), RunAsGroup: ptr.To[int64](postgresUID)},
+			Env: []corev1.EnvVar{
+				{Name: "PGDATA", Value: dataMount + "/pgdata"},
+				{Name: "PRIMARY_HOST", Value: ServiceName(pgc, pgv1.RolePrimary)},
+				{Name: "PGUSER", ValueFrom: secretKey(pgc, SecretKeyUsername)},
+				{Name: "PGPASSWORD", ValueFrom: secretKey(pgc, SecretKeyPassword)},
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: DataVolume, MountPath: dataMount},
+				{Name: "config", MountPath: configMount},
+			},
+		}},
 		Containers: []corev1.Container{{
 			Name:      "postgres",
 			Image:     "postgres:" + pgc.Spec.Version,
