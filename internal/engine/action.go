@@ -39,7 +39,9 @@ func actionFor(p any) (do, undo actionFn) {
 			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteQuota(ctx, p) }
 	case *lab.SetStorageClass:
 		// Undone by Reset's return to the baseline's storage class.
-		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.setStorageClass(ctx, p.Target, p.StorageClassName) }, nil
+		return func(ctx context.Context, e *Engine, _ *Attempt) error {
+			return e.setStorageClass(ctx, p.Target, p.StorageClassName)
+		}, nil
 	case *lab.StopOperator:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.stopOperator(ctx) },
 			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.startOperator(ctx) }
@@ -47,7 +49,9 @@ func actionFor(p any) (do, undo actionFn) {
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.startOperator(ctx) }, nil
 	case *lab.ScaleCluster:
 		// Undone by Reset's return to the baseline's replicas.
-		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.scaleCluster(ctx, p.Target, int32(p.Replicas)) }, nil
+		return func(ctx context.Context, e *Engine, _ *Attempt) error {
+			return e.scaleCluster(ctx, p.Target, int32(p.Replicas))
+		}, nil
 	case *lab.Switchover:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.switchover(ctx, p.Target, p.Instance) }, nil
 	}

@@ -25,11 +25,14 @@ func (e *Engine) Answer(ctx context.Context, q quiz.Query) (string, error) {
 	case "targetPrimary":
 		return pgc.Status.TargetPrimary, nil
 	case "rwEndpoint":
-		ok, why := e.rwEndpointsAtPrimary(ctx, t)
-		if !ok {
-			return "", fmt.Errorf("answer rwEndpoint: %s", why)
+		pods, err := e.rwTargets(ctx, t)
+		if err != nil {
+			return "", fmt.Errorf("answer rwEndpoint: %w", err)
 		}
-		return pgc.Status.CurrentPrimary, nil
+		if len(pods) != 1 {
+			return "", fmt.Errorf("answer rwEndpoint: %s-rw has %d ready endpoints, want 1", q.Cluster, len(pods))
+		}
+		return pods[0], nil
 	case "readyReplicas":
 		return strconv.Itoa(int(pgc.Status.ReadyReplicas)), nil
 	case "specReplicas":

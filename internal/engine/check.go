@@ -21,17 +21,29 @@ func checkFor(p any) checkFn {
 			return e.conditionIs(ctx, p.Target, p.Type, p.Status, p.Reason)
 		}
 	case *lab.PrimaryChanged:
-		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.primaryChanged(ctx, p.Target, a) }
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) {
+			return e.primaryChanged(ctx, p.Target, a)
+		}
 	case *lab.PrimaryIs:
-		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.primaryIs(ctx, p.Target, p.Instance) }
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			return e.primaryIs(ctx, p.Target, p.Instance)
+		}
 	case *lab.ExactlyOnePrimary:
-		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.exactlyOnePrimary(ctx, p.Target) }
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			return e.exactlyOnePrimary(ctx, p.Target)
+		}
 	case *lab.RWEndpointsPointAtPrimary:
-		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.rwEndpointsAtPrimary(ctx, p.Target) }
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			return e.rwEndpointsAtPrimary(ctx, p.Target)
+		}
 	case *lab.ReplicasReady:
-		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.replicasReady(ctx, p.Target, p.Count) }
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			return e.replicasReady(ctx, p.Target, p.Count)
+		}
 	case *lab.ObservedGenerationCaughtUp:
-		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.generationCaughtUp(ctx, p.Target) }
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+			return e.generationCaughtUp(ctx, p.Target)
+		}
 	case *lab.RoleLeastPrivilege:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.leastPrivilege(ctx, p) }
 	case *lab.QuotaPresent:
@@ -114,28 +126,34 @@ func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o Check
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
-	need := max(c.Passes, 1)
 	start := time.Now()
-	deadline := start.Add(budget)
-	run := 0
+	res.Passed, res.Reason, res.Polls = poll(ctx, func(ctx context.Context) (bool, string) { return fn(ctx, e, a) }, budget, interval, max(c.Passes, 1))
+	res.Elapsed = time.Since(start)
+	return res
+}
+
+// poll evaluates fn every interval until it has passed need times in a
+// row, or until budget (or ctx) ends. It returns the verdict, the last
+// reason and the number of evaluations.
+func poll(ctx context.Context, fn func(context.Context) (bool, string), budget, interval time.Duration, need int) (bool, string, int) {
+	deadline := time.Now().Add(budget)
+	run, polls := 0, 0
 	for {
-		ok, why := fn(ctx, e, a)
-		res.Polls++
-		res.Reason = why
+		ok, why := fn(ctx)
+		polls++
 		if ok {
 			run++
 		} else {
 			run = 0
 		}
 		if run >= need {
-			res.Passed = true
-			break
+			return true, why, polls
 		}
 		if time.Now().Add(interval).After(deadline) || ctx.Err() != nil {
 			if run > 0 {
-				res.Reason = fmt.Sprintf("%s, but not yet stable (%d of %d passes in a row)", why, run, need)
+				why = fmt.Sprintf("%s, but not yet stable (%d of %d passes in a row)", why, run, need)
 			}
-			break
+			return false, why, polls
 		}
 		t := time.NewTimer(interval)
 		select {
@@ -144,6 +162,4 @@ func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o Check
 		case <-t.C:
 		}
 	}
-	res.Elapsed = time.Since(start)
-	return res
 }

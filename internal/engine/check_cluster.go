@@ -121,21 +121,10 @@ func (e *Engine) rwEndpointsAtPrimary(ctx context.Context, t lab.Target) (bool, 
 		return false, missing(t, err)
 	}
 	svc := t.Cluster + "-rw"
-	slices_, err := e.cs.DiscoveryV1().EndpointSlices(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	ready, err := e.rwTargets(ctx, t)
 	if err != nil {
-		return false, fmt.Sprintf("cannot list the endpoints of %s: %v", svc, err)
+		return false, err.Error()
 	}
-	var ready []string
-	for _, s := range slices_.Items {
-		for _, ep := range s.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready || ep.TargetRef == nil {
-				continue
-			}
-			ready = append(ready, ep.TargetRef.Name)
-		}
-	}
-	slices.Sort(ready)
-	ready = slices.Compact(ready)
 	primary := pgc.Status.CurrentPrimary
 	switch {
 	case primary == "":
@@ -198,4 +187,24 @@ func (e *Engine) claimsPending(ctx context.Context, t lab.Target) (bool, string)
 		}
 	}
 	return false, fmt.Sprintf("none of the %d claims of %s is Pending", len(pvcs), t.Cluster)
+}
+
+// rwTargets names the pods behind the ready endpoints of the -rw Service.
+func (e *Engine) rwTargets(ctx context.Context, t lab.Target) ([]string, error) {
+	svc := t.Cluster + "-rw"
+	list, err := e.cs.DiscoveryV1().EndpointSlices(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	if err != nil {
+		return nil, fmt.Errorf("cannot list the endpoints of %s: %w", svc, err)
+	}
+	var ready []string
+	for _, s := range list.Items {
+		for _, ep := range s.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready || ep.TargetRef == nil {
+				continue
+			}
+			ready = append(ready, ep.TargetRef.Name)
+		}
+	}
+	slices.Sort(ready)
+	return slices.Compact(ready), nil
 }
