@@ -1,0 +1,13 @@
+// Package session runs a learner's lab sessions: a session ties a learner,
+// a lab and a cluster of their own, and moves through the states of
+// State (provisioning, ready, in exercise, completed, failed, expired)
+// along the transitions of an explicit table.
+//
+// A Manager does the work through the engine (setup, chaos, checks, hints,
+// reset) and the cluster provider, and records every step on the
+// session's timeline in the store before it reports it, so an oplab that
+// restarts (a new CLI command, a restarted server) picks a session up where
+// it was. Long steps report progress as they go through a Progress
+// function. The package knows nothing of HTTP or terminals: the offline
+// CLI and the web server both drive it.
+package session

@@ -1,0 +1,127 @@
+package session
+
+import (
+	"encoding/json"
+	"time"
+
+	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/store"
+)
+
+// Kinds of timeline events.
+const (
+	KindState     = "state"     // StateData: the session moved
+	KindStep      = "step"      // StepData: one step of a long operation ended (or, unpersisted, started)
+	KindExercise  = "exercise"  // AttemptData: an attempt at an exercise began
+	KindSteady    = "steady"    // engine.Report: the steady-state gate
+	KindChaos     = "chaos"     // ChaosData: chaos ran and its fault was confirmed (T0), or not
+	KindCheck     = "check"     // CheckData: the goals were checked
+	KindRecovered = "recovered" // AttemptData: every goal passed (T1, time to recovery)
+	KindHint      = "hint"      // HintData: a hint was shown
+	KindReset     = "reset"     // AttemptData: the exercise was reset
+	KindQuiz      = "quiz"      // QuizData: a quiz was answered and graded
+	KindCluster   = "cluster"   // ClusterData: the cluster was created or deleted
+)
+
+// StateData is the detail of a state event.
+type StateData struct {
+	From   State  `json:"from,omitempty"`
+	To     State  `json:"to"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// StepData is one step of a long operation (creating the cluster, setup,
+// chaos, reset).
+type StepData struct {
+	Phase   string        `json:"phase"`
+	Kind    string        `json:"kind,omitempty"`
+	Index   int           `json:"index"`
+	Total   int           `json:"total,omitempty"`
+	Message string        `json:"message"`
+	Done    bool          `json:"done"`
+	Error   string        `json:"error,omitempty"`
+	Elapsed time.Duration `json:"elapsedNs,omitempty"`
+}
+
+// AttemptData carries the attempt at the time of the event.
+type AttemptData struct {
+	Attempt  *engine.Attempt `json:"attempt"`
+	Recovery time.Duration   `json:"recoveryNs,omitempty"`
+}
+
+// ChaosData is the detail of a chaos event.
+type ChaosData struct {
+	T0    time.Time     `json:"t0,omitzero"`
+	Fault engine.Report `json:"fault"`
+	Error string        `json:"error,omitempty"`
+}
+
+// CheckData is the detail of a check event.
+type CheckData struct {
+	Report engine.Report `json:"report"`
+	// Late is true when the goals were checked after the exercise's time
+	// limit had run out (counted from T0, or from the start without chaos).
+	Late bool `json:"late,omitempty"`
+}
+
+// HintData is the detail of a hint event.
+type HintData struct {
+	Index int    `json:"index"`
+	Tier  string `json:"tier"`
+}
+
+// QuizData is the detail of a quiz event: what was answered and how it was
+// graded.
+type QuizData struct {
+	Quiz    string              `json:"quiz"`
+	Answers map[string][]string `json:"answers"`
+	Correct int                 `json:"correct"`
+	Total   int                 `json:"total"`
+}
+
+// ClusterData is the detail of a cluster event.
+type ClusterData struct {
+	Name    string `json:"name"`
+	Deleted bool   `json:"deleted,omitempty"`
+}
+
+// Update is what a Progress function hears: a timeline event, persisted
+// before it is reported (Seq > 0), or, for a step that has only started, a
+// transient notice (Seq 0) whose end will be persisted.
+type Update struct {
+	store.Event
+	// Step is set for step events.
+	Step *StepData `json:"step,omitempty"`
+}
+
+// Progress receives Updates as a long operation goes; nil discards them.
+// It is called on the goroutine of the Manager call it was given to.
+type Progress func(Update)
+
+func (p Progress) report(ev *store.Event, step *StepData) {
+	if p != nil {
+		p(Update{Event: *ev, Step: step})
+	}
+}
+
+// newEvent builds a timeline event with data encoded as JSON.
+func newEvent(kind, exercise, msg string, data any) *store.Event {
+	ev := &store.Event{Kind: kind, Exercise: exercise, Message: msg, At: time.Now().UTC()}
+	if data != nil {
+		// The data types above always encode.
+		ev.Data, _ = json.Marshal(data)
+	}
+	return ev
+}
+
+// DecodeStep returns the step of a step event.
+func DecodeStep(ev store.Event) (*StepData, bool) {
+	if ev.Kind != KindStep {
+		return nil, false
+	}
+	var s StepData
+	if err := json.Unmarshal(ev.Data, &s); err != nil {
+		return nil, false
+	}
+	return &s, true
+}

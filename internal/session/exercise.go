@@ -1,0 +1,240 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/store"
+)
+
+// open loads a session, locks it, and checks that it is live and ready for
+// exercises. The caller must call the returned unlock.
+func (m *Manager) open(ctx context.Context, id string) (*live, func(), error) {
+	unlock := m.lock(id)
+	s, err := m.load(ctx, id)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	switch st := s.state(); {
+	case st.Terminal():
+		unlock()
+		return nil, nil, fmt.Errorf("session %s is %s: %w", id, st, ErrEnded)
+	case st == Provisioning:
+		unlock()
+		return nil, nil, fmt.Errorf("session %s: %w (still provisioning)", id, ErrNotReady)
+	}
+	if s.exercise() == nil {
+		unlock()
+		return nil, nil, fmt.Errorf("session %s: every exercise is done: %w", id, ErrEnded)
+	}
+	return s, unlock, nil
+}
+
+// checkCurrent returns an ErrOutOfOrder error when want names an exercise
+// other than the current one.
+func checkCurrent(s *live, want string) error {
+	if want == "" || want == s.exerciseID() {
+		return nil
+	}
+	if exerciseIndex(s.lab, want) < 0 {
+		return fmt.Errorf("lab %s has no exercise %q: %w", s.lab.ID, want, engine.ErrUnknownExercise)
+	}
+	return fmt.Errorf("exercise %q is not the current one (%q); exercises are done in order: %w", want, s.exerciseID(), ErrOutOfOrder)
+}
+
+// Chaos starts the current exercise (or the one named, which must be the
+// current one): it checks the steady state, injects the exercise's chaos
+// and waits until its fault is confirmed, which is T0. An exercise without
+// chaos just starts. The session moves to in-exercise.
+func (m *Manager) Chaos(ctx context.Context, id, exercise string, progress Progress) (*Status, error) {
+	s, unlock, err := m.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if err := checkCurrent(s, exercise); err != nil {
+		return nil, err
+	}
+	ex := s.exercise()
+	if s.state() == InExercise && (len(ex.Chaos) == 0 || !s.work.Attempt.T0.IsZero()) {
+		return nil, fmt.Errorf("exercise %s already started at %s: repair it and run check, or reset it: %w",
+			ex.ID, since(s.work.Attempt).Format(time.TimeOnly), ErrOutOfOrder)
+	}
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return nil, err
+	}
+	if s.work.Attempt == nil || s.state() == Ready {
+		if err := m.begin(ctx, s, e, progress); err != nil {
+			return nil, err
+		}
+	}
+	if len(ex.Chaos) == 0 {
+		return m.status(ctx, s)
+	}
+	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
+	fault, err := e.Chaos(ctx, s.lab, s.work.Attempt, engineProgress(rep))
+	data := ChaosData{T0: s.work.Attempt.T0, Fault: fault}
+	if err != nil {
+		// Chaos may have run in part: the exercise is under way either
+		// way, and reset (or chaos again) picks it up.
+		data.Error = err.Error()
+		ev := newEvent(KindChaos, ex.ID, "chaos: "+err.Error(), data)
+		if serr := m.move(ctx, s, InExercise, "chaos ran, fault not confirmed", progress, ev); serr != nil {
+			return nil, errors.Join(err, serr)
+		}
+		return nil, fmt.Errorf("exercise %s: %w", ex.ID, err)
+	}
+	ev := newEvent(KindChaos, ex.ID, "fault confirmed at T0 "+s.work.Attempt.T0.Format(time.TimeOnly), data)
+	if err := m.move(ctx, s, InExercise, "chaos injected", progress, ev); err != nil {
+		return nil, err
+	}
+	return m.status(ctx, s)
+}
+
+// begin starts an attempt at the current exercise and runs its
+// steady-state gate; a gate that does not pass is an engine.ErrNotSteady
+// error, and the session stays ready.
+func (m *Manager) begin(ctx context.Context, s *live, e *engine.Engine, progress Progress) error {
+	ex := s.exercise()
+	a, err := e.Begin(ctx, s.lab, ex.ID)
+	if err != nil {
+		return err
+	}
+	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
+	if len(ex.SteadyState) > 0 {
+		steady, err := e.SteadyState(ctx, s.lab, a, engine.CheckOptions{Progress: engineProgress(rep)})
+		if err != nil {
+			return err
+		}
+		ev := newEvent(KindSteady, ex.ID, verdict("steady state", steady), steady)
+		if err := m.o.Store.AppendEvents(context.WithoutCancel(ctx), s.rec.ID, ev); err != nil {
+			return err
+		}
+		progress.report(ev, nil)
+		if !steady.Passed {
+			return fmt.Errorf("exercise %s: %w: %s (wait for the cluster to settle, or reset the exercise)", ex.ID, engine.ErrNotSteady, firstFailure(steady))
+		}
+	}
+	s.work = work{Attempt: a}
+	ev := newEvent(KindExercise, ex.ID, "exercise "+ex.ID+" started", AttemptData{Attempt: a})
+	if len(ex.Chaos) == 0 {
+		return m.move(ctx, s, InExercise, "exercise "+ex.ID+" started", progress, ev)
+	}
+	return m.save(ctx, s, progress, ev)
+}
+
+// CheckResult is the outcome of Check.
+type CheckResult struct {
+	Exercise string        `json:"exercise"`
+	Report   engine.Report `json:"report"`
+	Late     bool          `json:"late,omitempty"`
+	// Passed is true when every goal passed; the session then moved on to
+	// the next exercise, or completed.
+	Passed bool `json:"passed"`
+	// Recovery is T1 − T0 when the exercise had chaos and passed.
+	Recovery time.Duration `json:"recoveryNs,omitempty"`
+	Status   *Status       `json:"status"`
+}
+
+// Check runs the current exercise's goal checks, records the result, and
+// when every goal passes records T1 and the time to recovery and moves the
+// session on. An exercise without chaos is started first if it has not
+// been; one with chaos must have had it (ErrOutOfOrder otherwise).
+func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*CheckResult, error) {
+	s, unlock, err := m.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ex := s.exercise()
+	switch {
+	case s.state() == InExercise && s.work.Attempt == nil:
+		return nil, fmt.Errorf("exercise %s: no attempt was recorded: %w", ex.ID, ErrOutOfOrder)
+	case s.state() == Ready && len(ex.Chaos) > 0:
+		return nil, fmt.Errorf("exercise %s has not started: inject its chaos first: %w", ex.ID, ErrOutOfOrder)
+	case s.state() == InExercise && len(ex.Chaos) > 0 && s.work.Attempt.T0.IsZero():
+		return nil, fmt.Errorf("exercise %s: its fault was never confirmed, so recovery cannot count: reset it: %w", ex.ID, ErrOutOfOrder)
+	}
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return nil, err
+	}
+	if s.state() == Ready {
+		if err := m.begin(ctx, s, e, progress); err != nil {
+			return nil, err
+		}
+	}
+	a := s.work.Attempt
+	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
+	report, err := e.Check(ctx, s.lab, a, engine.CheckOptions{Timeout: m.o.CheckTimeout, Progress: engineProgress(rep)})
+	if err != nil {
+		return nil, err
+	}
+	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: report.Recovery}
+	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
+	if err := m.recordCheck(ctx, s, ex, res, progress); err != nil {
+		return nil, err
+	}
+	if res.Status, err = m.status(ctx, s); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// recordCheck stores the result of a check and, when it passed, moves the
+// session to the next exercise or completes it.
+func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, res *CheckResult, progress Progress) error {
+	ctx = context.WithoutCancel(ctx)
+	checkEv := newEvent(KindCheck, ex.ID, verdict("goals", res.Report), CheckData{Report: res.Report, Late: res.Late})
+	r := &store.Result{SessionID: s.rec.ID, Kind: store.ResultExercise, Item: ex.ID, Score: res.Report.Score, Total: res.Report.Total,
+		Passed: res.Passed, Recovery: res.Recovery, At: res.Report.At, Data: checkEv.Data}
+	if err := m.o.Store.PutResult(ctx, r); err != nil {
+		return err
+	}
+	if !res.Passed {
+		return m.save(ctx, s, progress, checkEv)
+	}
+	a := s.work.Attempt
+	msg := "every goal passed"
+	if res.Recovery > 0 {
+		msg = fmt.Sprintf("recovered: time to recovery %s", res.Recovery.Round(time.Millisecond))
+	}
+	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: res.Recovery})
+	s.rec.Exercise++
+	s.work = work{}
+	if s.exercise() == nil {
+		return m.move(ctx, s, Completed, "every exercise passed", progress, checkEv, done)
+	}
+	return m.move(ctx, s, Ready, "next exercise: "+s.exerciseID(), progress, checkEv, done)
+}
+
+// verdict sums up a report in one line.
+func verdict(what string, r engine.Report) string {
+	if r.Passed {
+		return fmt.Sprintf("%s passed (%d/%d)", what, r.Score, r.Total)
+	}
+	return fmt.Sprintf("%s failed (%d/%d): %s", what, r.Score, r.Total, firstFailure(r))
+}
+
+func firstFailure(r engine.Report) string {
+	for _, res := range r.Results {
+		if !res.Passed {
+			return res.Kind + ": " + res.Reason
+		}
+	}
+	return "no check failed"
+}
+
+// since is when an attempt's clock started: T0, or its start without chaos.
+func since(a *engine.Attempt) time.Time {
+	if !a.T0.IsZero() {
+		return a.T0
+	}
+	return a.Started
+}

@@ -1,0 +1,54 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"oplab.dev/oplab/internal/lab"
+)
+
+// HintResult is the outcome of Hint.
+type HintResult struct {
+	Exercise string `json:"exercise"`
+	// Shown are the hints shown so far in this attempt, oldest first; the
+	// last is new when New is true.
+	Shown []lab.Hint `json:"shown"`
+	New   bool       `json:"new"`
+	// More is true when the exercise has hints not shown yet.
+	More bool `json:"more"`
+}
+
+// Hint shows the next hint of the current exercise if its evidence was
+// seen or its time has come, and records it. Hints come strictly in order,
+// gentlest first.
+func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
+	s, unlock, err := m.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ex := s.exercise()
+	if s.state() != InExercise || s.work.Attempt == nil {
+		return nil, fmt.Errorf("exercise %s has not started, so there is nothing to hint at yet: %w", ex.ID, ErrOutOfOrder)
+	}
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return nil, err
+	}
+	res := &HintResult{Exercise: ex.ID}
+	h, ok, err := e.NextHint(ctx, s.lab, s.work.Attempt, s.work.Hints)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		s.work.Hints = h.Index + 1
+		ev := newEvent(KindHint, ex.ID, fmt.Sprintf("hint %d (%s) shown", h.Index+1, h.Hint.Tier), HintData{Index: h.Index, Tier: h.Hint.Tier})
+		if err := m.save(ctx, s, nil, ev); err != nil {
+			return nil, err
+		}
+		res.New = true
+	}
+	res.Shown = append(res.Shown, ex.Hints[:min(s.work.Hints, len(ex.Hints))]...)
+	res.More = s.work.Hints < len(ex.Hints)
+	return res, nil
+}

@@ -1,0 +1,274 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/store"
+)
+
+// Store is what the Manager needs of persistence (store.SQLite, or a
+// PostgreSQL store for a server farm).
+type Store interface {
+	CreateSession(ctx context.Context, s *store.Session, evs ...*store.Event) error
+	UpdateSession(ctx context.Context, s *store.Session, evs ...*store.Event) error
+	AppendEvents(ctx context.Context, sessionID string, evs ...*store.Event) error
+	Session(ctx context.Context, id string) (store.Session, error)
+	Sessions(ctx context.Context, f store.Filter) ([]store.Session, error)
+	Events(ctx context.Context, sessionID string, after int64) ([]store.Event, error)
+	PutResult(ctx context.Context, r *store.Result) error
+	Results(ctx context.Context, sessionID string) ([]store.Result, error)
+}
+
+var _ Store = (*store.SQLite)(nil)
+
+// Errors a caller can test for with errors.Is.
+var (
+	ErrUnknownLab = errors.New("unknown lab")
+	// ErrNoSession: the learner has no active session.
+	ErrNoSession = errors.New("no active session")
+	// ErrSeveralSessions: the learner has more than one active session
+	// and did not say which.
+	ErrSeveralSessions = errors.New("several active sessions")
+	// ErrActive: the learner already has an active session.
+	ErrActive = errors.New("an active session exists")
+	// ErrEnded: the session has ended (completed, failed or expired).
+	ErrEnded = errors.New("session has ended")
+	// ErrNotReady: the session is still provisioning.
+	ErrNotReady = errors.New("session is not ready")
+	// ErrOutOfOrder: the step asked for does not come next (an exercise
+	// that is not the current one, a check before the chaos, ...).
+	ErrOutOfOrder = errors.New("out of order")
+	// ErrUnsupported: the provider lacks a capability the lab requires.
+	ErrUnsupported = errors.New("lab not supported by this cluster provider")
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Store keeps sessions; required.
+	Store Store
+	// Provider makes the clusters; required for anything that touches one.
+	Provider *cluster.Provider
+	// Labs holds <id>/lab.yaml; required.
+	Labs fs.FS
+	// BinDir holds pg-operator and crilog for the operator's host process.
+	BinDir string
+	// CheckTimeout caps each goal check's time budget in Check, so a
+	// learner gets a quick verdict; DefaultCheckTimeout when zero.
+	CheckTimeout time.Duration
+	// Logger receives debug messages; discarded when nil.
+	Logger *slog.Logger
+}
+
+// DefaultCheckTimeout is the cap on a goal check's budget in Check.
+const DefaultCheckTimeout = 10 * time.Second
+
+// Manager runs sessions. It is safe for concurrent use: calls on one
+// session are serialised in this process, and the store's optimistic
+// versions catch a second process changing the same session.
+type Manager struct {
+	o       Options
+	log     *slog.Logger
+	mu      sync.Mutex
+	locks   map[string]*sync.Mutex
+	engines map[string]*engine.Engine
+}
+
+// New returns a Manager.
+func New(o Options) (*Manager, error) {
+	if o.Store == nil || o.Labs == nil {
+		return nil, errors.New("new session manager: a store and labs are required")
+	}
+	if o.CheckTimeout == 0 {
+		o.CheckTimeout = DefaultCheckTimeout
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}}, nil
+}
+
+// lock serialises calls on one session and returns the unlock.
+func (m *Manager) lock(id string) func() {
+	m.mu.Lock()
+	l, ok := m.locks[id]
+	if !ok {
+		l = &sync.Mutex{}
+		m.locks[id] = l
+	}
+	m.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// Lab loads lab id.
+func (m *Manager) Lab(id string) (*lab.Lab, error) {
+	ids, err := lab.IDs(m.o.Labs)
+	if err != nil {
+		return nil, err
+	}
+	found := false
+	for _, known := range ids {
+		found = found || known == id
+	}
+	if !found {
+		return nil, fmt.Errorf("%w %q (labs: %v)", ErrUnknownLab, id, ids)
+	}
+	l, errs := lab.Load(m.o.Labs, id)
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("load lab %s: %w", id, errors.Join(errs...))
+	}
+	return l, nil
+}
+
+// engine returns the engine for a session's cluster.
+func (m *Manager) engine(s *store.Session) (*engine.Engine, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if e, ok := m.engines[s.ID]; ok {
+		return e, nil
+	}
+	if m.o.Provider == nil {
+		return nil, errors.New("no cluster provider configured")
+	}
+	cfg, err := m.o.Provider.RESTConfig(s.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	e, err := engine.New(engine.Target{Config: cfg, Provider: m.o.Provider, Cluster: s.Cluster, BinDir: m.o.BinDir, Logger: m.log})
+	if err != nil {
+		return nil, err
+	}
+	m.engines[s.ID] = e
+	return e, nil
+}
+
+func (m *Manager) forget(id string) {
+	m.mu.Lock()
+	delete(m.engines, id)
+	m.mu.Unlock()
+}
+
+// work is a session's working state, kept as JSON in store.Session.Data.
+type work struct {
+	// Attempt is the attempt at the current exercise; nil before it began.
+	Attempt *engine.Attempt `json:"attempt,omitempty"`
+	// Hints is how many of its hints were shown.
+	Hints int `json:"hints,omitempty"`
+	// Error is why the session failed.
+	Error string `json:"error,omitempty"`
+}
+
+// live is a loaded session: the stored record, its decoded working state
+// and its lab.
+type live struct {
+	rec  store.Session
+	work work
+	lab  *lab.Lab
+}
+
+func (m *Manager) load(ctx context.Context, id string) (*live, error) {
+	rec, err := m.o.Store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	s := &live{rec: rec}
+	if len(rec.Data) > 0 {
+		if err := json.Unmarshal(rec.Data, &s.work); err != nil {
+			return nil, fmt.Errorf("session %s: decode working state: %w", id, err)
+		}
+	}
+	if s.lab, err = m.Lab(rec.Lab); err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+func (s *live) state() State { return State(s.rec.State) }
+
+// exercise returns the current exercise, or nil when all are done.
+func (s *live) exercise() *lab.Exercise {
+	if s.rec.Exercise < 0 || s.rec.Exercise >= len(s.lab.Exercises) {
+		return nil
+	}
+	return &s.lab.Exercises[s.rec.Exercise]
+}
+
+func (s *live) exerciseID() string {
+	if ex := s.exercise(); ex != nil {
+		return ex.ID
+	}
+	return ""
+}
+
+// save persists the session's record and working state with evs, in one
+// transaction, then reports evs. A context already cancelled (the learner
+// pressed Ctrl-C) does not stop the record of what happened.
+func (m *Manager) save(ctx context.Context, s *live, progress Progress, evs ...*store.Event) error {
+	data, err := json.Marshal(s.work)
+	if err != nil {
+		return fmt.Errorf("session %s: encode working state: %w", s.rec.ID, err)
+	}
+	s.rec.Data = data
+	if err := m.o.Store.UpdateSession(context.WithoutCancel(ctx), &s.rec, evs...); err != nil {
+		return err
+	}
+	for _, ev := range evs {
+		progress.report(ev, nil)
+	}
+	return nil
+}
+
+// move changes the session's state (checked against the table), with the
+// state event and evs, and persists it.
+func (m *Manager) move(ctx context.Context, s *live, to State, reason string, progress Progress, evs ...*store.Event) error {
+	from := s.state()
+	if err := from.Move(to); err != nil {
+		return fmt.Errorf("session %s: %w", s.rec.ID, err)
+	}
+	s.rec.State = string(to)
+	msg := fmt.Sprintf("%s → %s", from, to)
+	if from == to {
+		msg = string(to)
+	}
+	if reason != "" {
+		msg += ": " + reason
+	}
+	evs = append(evs, newEvent(KindState, s.exerciseID(), msg, StateData{From: from, To: to, Reason: reason}))
+	return m.save(ctx, s, progress, evs...)
+}
+
+// appendStep persists a finished step and reports it; a started step is
+// only reported.
+func (m *Manager) stepReporter(ctx context.Context, id, exercise string, progress Progress) func(StepData) {
+	return func(st StepData) {
+		ev := newEvent(KindStep, exercise, st.Message, st)
+		if st.Done {
+			if err := m.o.Store.AppendEvents(context.WithoutCancel(ctx), id, ev); err != nil {
+				m.log.Warn("record step", "session", id, "err", err)
+			}
+		}
+		progress.report(ev, &st)
+	}
+}
+
+// engineProgress adapts an engine Progress to a step reporter.
+func engineProgress(rep func(StepData)) engine.Progress {
+	return func(s engine.Step) {
+		st := StepData{Phase: s.Phase, Kind: s.Kind, Index: s.Index, Total: s.Total, Message: s.Message, Done: s.Done, Elapsed: s.Elapsed}
+		if s.Err != nil {
+			st.Error = s.Err.Error()
+		}
+		rep(st)
+	}
+}

@@ -1,0 +1,37 @@
+package session
+
+import (
+	"context"
+	"fmt"
+)
+
+// Reset returns the current exercise's cluster state to where the attempt
+// began, without rebuilding the cluster: the chaos is undone and the
+// steady state reached again. The session goes back to ready, so the
+// exercise can be started afresh; its hints start over.
+func (m *Manager) Reset(ctx context.Context, id string, progress Progress) (*Status, error) {
+	s, unlock, err := m.open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ex := s.exercise()
+	a := s.work.Attempt
+	if a == nil {
+		return nil, fmt.Errorf("exercise %s has not started, so there is nothing to reset: %w", ex.ID, ErrOutOfOrder)
+	}
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return nil, err
+	}
+	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
+	if err := e.Reset(ctx, s.lab, a, engineProgress(rep)); err != nil {
+		return nil, err
+	}
+	ev := newEvent(KindReset, ex.ID, "exercise "+ex.ID+" reset", AttemptData{Attempt: a})
+	s.work = work{}
+	if err := m.move(ctx, s, Ready, "exercise "+ex.ID+" reset", progress, ev); err != nil {
+		return nil, err
+	}
+	return m.status(ctx, s)
+}

@@ -1,0 +1,180 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/store"
+)
+
+// StartOptions say who starts which lab.
+type StartOptions struct {
+	Learner string
+	Lab     string
+	// Lang is the learner's language ("en" when empty).
+	Lang string
+	// AllowMany lets a learner start a session while another is active;
+	// by default that is ErrActive.
+	AllowMany bool
+}
+
+// Start creates a session for o.Lab: it checks that the provider can run
+// the lab, records the session (provisioning), creates its cluster, runs
+// the lab's setup (which installs the operator), and moves it to ready.
+// Each step is recorded and reported to progress as it ends. When anything
+// fails the session is recorded as failed, its cluster is deleted, and the
+// error is returned with the session as far as it got.
+func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) (*Status, error) {
+	l, err := m.Lab(o.Lab)
+	if err != nil {
+		return nil, err
+	}
+	if m.o.Provider == nil {
+		return nil, errors.New("start lab: no cluster provider configured")
+	}
+	info := m.o.Provider.Info()
+	if missing := missingCapabilities(l.Requires, info.Capabilities); len(missing) > 0 {
+		return nil, fmt.Errorf("lab %s needs %v, which the %s provider lacks: %w", l.ID, missing, info.Name, ErrUnsupported)
+	}
+	if o.Learner == "" {
+		return nil, errors.New("start lab: no learner")
+	}
+	if !o.AllowMany {
+		active, err := m.o.Store.Sessions(ctx, store.Filter{Learner: o.Learner, States: activeStates()})
+		if err != nil {
+			return nil, err
+		}
+		if len(active) > 0 {
+			return nil, fmt.Errorf("%w: %s (lab %s, %s); stop it first", ErrActive, active[0].ID, active[0].Lab, active[0].State)
+		}
+	}
+	if o.Lang == "" {
+		o.Lang = "en"
+	}
+	id := newID(l.ID)
+	s := &live{lab: l, rec: store.Session{
+		ID: id, Learner: o.Learner, Lab: l.ID, Cluster: id, Provider: info.Name,
+		State: string(Provisioning), Lang: o.Lang, Data: []byte("{}"),
+	}}
+	first := newEvent(KindState, "", "provisioning", StateData{To: Provisioning, Reason: "lab " + l.ID + " started"})
+	if err := m.o.Store.CreateSession(ctx, &s.rec, first); err != nil {
+		return nil, err
+	}
+	progress.report(first, nil)
+	unlock := m.lock(id)
+	defer unlock()
+	if err := m.provision(ctx, s, progress); err != nil {
+		return m.fail(ctx, s, err, progress)
+	}
+	if err := m.move(ctx, s, Ready, "cluster ready, lab set up", progress); err != nil {
+		return nil, err
+	}
+	return m.status(ctx, s)
+}
+
+// provision creates the cluster and runs the lab's setup.
+func (m *Manager) provision(ctx context.Context, s *live, progress Progress) error {
+	rep := m.stepReporter(ctx, s.rec.ID, "", progress)
+	index := 0
+	err := m.o.Provider.Create(ctx, s.rec.Cluster, cluster.CreateWithProgress(func(st cluster.Step) {
+		d := StepData{Phase: "cluster", Index: index, Message: st.Name, Done: st.Done, Elapsed: st.Duration}
+		if st.Err != nil {
+			d.Error = st.Err.Error()
+		}
+		if st.Done {
+			index++
+		}
+		rep(d)
+	}))
+	if err != nil {
+		return fmt.Errorf("create cluster %s: %w", s.rec.Cluster, err)
+	}
+	ev := newEvent(KindCluster, "", "cluster "+s.rec.Cluster+" created", ClusterData{Name: s.rec.Cluster})
+	if err := m.o.Store.AppendEvents(context.WithoutCancel(ctx), s.rec.ID, ev); err != nil {
+		return err
+	}
+	progress.report(ev, nil)
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return err
+	}
+	if err := e.Setup(ctx, s.lab, engineProgress(rep)); err != nil {
+		return fmt.Errorf("set up lab %s: %w", s.lab.ID, err)
+	}
+	return nil
+}
+
+// fail records a failed provisioning and deletes what was made.
+func (m *Manager) fail(ctx context.Context, s *live, cause error, progress Progress) (*Status, error) {
+	ctx = context.WithoutCancel(ctx)
+	s.work.Error = cause.Error()
+	var evs []*store.Event
+	if deleted, err := m.deleteCluster(ctx, s); deleted && err == nil {
+		evs = append(evs, newEvent(KindCluster, "", "cluster "+s.rec.Cluster+" deleted", ClusterData{Name: s.rec.Cluster, Deleted: true}))
+	}
+	if err := m.move(ctx, s, Failed, cause.Error(), progress, evs...); err != nil {
+		return nil, errors.Join(cause, err)
+	}
+	st, _ := m.status(ctx, s)
+	return st, fmt.Errorf("session %s failed: %w", s.rec.ID, cause)
+}
+
+// deleteCluster deletes the session's cluster and reports whether there
+// was one to delete.
+func (m *Manager) deleteCluster(ctx context.Context, s *live) (bool, error) {
+	m.forget(s.rec.ID)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	err := m.o.Provider.Delete(dctx, s.rec.Cluster)
+	if errors.Is(err, cluster.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("delete cluster %s: %w", s.rec.Cluster, err)
+	}
+	return true, nil
+}
+
+// missingCapabilities returns the required capabilities (named as the
+// JSON fields of cluster.Capabilities) that caps lacks.
+func missingCapabilities(required []string, caps cluster.Capabilities) []string {
+	data, _ := json.Marshal(caps)
+	have := map[string]bool{}
+	_ = json.Unmarshal(data, &have)
+	var missing []string
+	for _, r := range required {
+		if !have[r] && !slices.Contains(missing, r) {
+			missing = append(missing, r)
+		}
+	}
+	return missing
+}
+
+// newID returns a session id that is also a valid cluster name: the lab's
+// id and a random suffix.
+func newID(labID string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	if len(labID) > 30 {
+		labID = labID[:30]
+	}
+	return labID + "-" + hex.EncodeToString(b)
+}
+
+// exerciseIndex returns the index of exercise id in l, or -1.
+func exerciseIndex(l *lab.Lab, id string) int {
+	for i := range l.Exercises {
+		if l.Exercises[i].ID == id {
+			return i
+		}
+	}
+	return -1
+}
