@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/quiz"
+)
+
+// result returns the result of the check kind in r.
+func result(t *testing.T, r Report, kind string) Result {
+	t.Helper()
+	for _, res := range r.Results {
+		if res.Kind == kind {
+			return res
+		}
+	}
+	t.Fatalf("report has no %s result", kind)
+	return Result{}
+}
+
+// brokenAttempt runs lab id's setup and the first exercise's chaos.
+func brokenAttempt(t *testing.T, id string) (*Engine, *lab.Lab, *Attempt) {
+	t.Helper()
+	e, _ := newEngine(t)
+	l := shipped(t, id)
+	ctx := testContext(t, 5*time.Minute)
+	if err := e.Setup(ctx, l, logProgress(t)); err != nil {
+		t.Fatal(err)
+	}
+	a, err := e.Begin(ctx, l, l.Exercises[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := e.SteadyState(ctx, l, a, CheckOptions{}); err != nil || !rep.Passed {
+		t.Fatalf("steady state: got %v %v, want passed", failed(rep), err)
+	}
+	if _, err := e.Chaos(ctx, l, a, logProgress(t)); err != nil {
+		t.Fatalf("chaos: %v", err)
+	}
+	if a.T0.IsZero() || a.T0.Before(a.Started) {
+		t.Fatalf("got T0 %v, want a time after the start %v", a.T0, a.Started)
+	}
+	return e, l, a
+}
+
+// The rbac lab: a wildcard rule or a cluster-admin binding lets the
+// operator work again, yet the exercise must fail; Reset undoes the chaos.
+func TestRBACShortcutsFail(t *testing.T) {
+	t.Parallel()
+	e, l, a := brokenAttempt(t, "rbac")
+	ctx := testContext(t, 5*time.Minute)
+
+	// Hints come from evidence: the operator logged forbidden.
+	h, ok, err := e.NextHint(ctx, l, a, 0)
+	if err != nil || !ok || h.Index != 0 || h.Hint.Tier != lab.TierNudge {
+		t.Errorf("first hint after the forbidden log: got %+v %v %v, want the nudge", h, ok, err)
+	}
+
+	crs := e.cs.RbacV1().ClusterRoles()
+	role, err := crs.Get(ctx, install.ReleaseName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role.Rules = []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}
+	if _, err := crs.Update(ctx, role, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Check(ctx, l, a, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed || !a.T1.IsZero() {
+		t.Errorf("wildcard shortcut: got exercise passed (T1 %v), want failed", a.T1)
+	}
+	if r := result(t, rep, "replicasReady"); !r.Passed {
+		t.Errorf("wildcard shortcut: got replicasReady failed (%s), want the operator working again", r.Reason)
+	}
+	if r := result(t, rep, "roleLeastPrivilege"); r.Passed || !strings.Contains(r.Reason, "*") {
+		t.Errorf("wildcard shortcut: got roleLeastPrivilege %v %q, want failed naming the *", r.Passed, r.Reason)
+	}
+	if rep.Score >= rep.Total {
+		t.Errorf("wildcard shortcut: got score %d/%d, want less than full", rep.Score, rep.Total)
+	}
+
+	// Reset restores the chart's role and the baseline's 3 replicas.
+	if err := e.Reset(ctx, l, a, logProgress(t)); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+	want, _ := chartRules()
+	if got, err := e.rules(ctx, newRoleRef("", install.ReleaseName, "")); err != nil || !slices.EqualFunc(got, want, func(x, y rbacv1.PolicyRule) bool { return x.String() == y.String() }) {
+		t.Errorf("after reset: got rules %v (%v), want the chart's", got, err)
+	}
+	if a.T0 != (time.Time{}) || a.PrimaryAtT0 != "" {
+		t.Errorf("after reset: got attempt %+v, want it started afresh", a)
+	}
+	if err := e.Reset(ctx, l, a, nil); err != nil {
+		t.Errorf("second reset: got %v, want it idempotent", err)
+	}
+
+	// Second attempt: bind the operator to cluster-admin instead.
+	if _, err := e.Chaos(ctx, l, a, nil); err != nil {
+		t.Fatalf("chaos again: %v", err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "pg-operator-admin"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: install.ServiceAccount, Namespace: install.Namespace}},
+	}
+	if _, err := e.cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Solve(ctx, l, a, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = e.Check(ctx, l, a, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := result(t, rep, "roleLeastPrivilege"); rep.Passed || r.Passed || !strings.Contains(r.Reason, "cluster-admin") {
+		t.Errorf("cluster-admin binding kept beside the repaired role: got passed %v, roleLeastPrivilege %q, want failed naming cluster-admin", rep.Passed, r.Reason)
+	}
+	if err := e.cs.RbacV1().ClusterRoleBindings().Delete(ctx, crb.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = e.Check(ctx, l, a, CheckOptions{}); err != nil || !rep.Passed {
+		t.Errorf("binding removed: got %v %v, want passed", failed(rep), err)
+	}
+	if a.Recovery() <= 0 {
+		t.Errorf("got time to recovery %v, want > 0", a.Recovery())
+	}
+}
+
+// The quota lab: deleting the quota lets the third instance start, yet the
+// exercise must fail. Cluster questions of quizzes are answered from the
+// same cluster.
+func TestQuotaDeleteShortcutFails(t *testing.T) {
+	t.Parallel()
+	e, l, a := brokenAttempt(t, "quota")
+	ctx := testContext(t, 5*time.Minute)
+
+	// Evidence-driven hints go in order: the nudge (time only) is not due,
+	// so the event-triggered "where" hint waits behind it.
+	if h, ok, err := e.NextHint(ctx, l, a, 0); err != nil || ok {
+		t.Errorf("first hint right after chaos: got %+v %v %v, want none due", h, ok, err)
+	}
+	if h, ok, err := e.NextHint(ctx, l, a, 1); err != nil || !ok || h.Index != 1 {
+		t.Errorf("second hint after the exceeded quota event: got %+v %v %v, want hint 1", h, ok, err)
+	}
+
+	if err := e.cs.CoreV1().ResourceQuotas("default").Delete(ctx, "pg-quota", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.Check(ctx, l, a, CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed {
+		t.Errorf("quota deleted: got exercise passed, want failed")
+	}
+	if r := result(t, rep, "replicasReady"); !r.Passed {
+		t.Errorf("quota deleted: got replicasReady failed (%s), want 3 ready", r.Reason)
+	}
+	if r := result(t, rep, "quotaPresent"); r.Passed {
+		t.Errorf("quota deleted: got quotaPresent passed, want failed")
+	}
+	if want := rep.Total - 2; rep.Score != want {
+		t.Errorf("quota deleted: got score %d/%d, want %d", rep.Score, rep.Total, want)
+	}
+
+	pgc, err := e.cluster(ctx, l.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range quiz.QueryKinds() {
+		q := quiz.Query{Query: k.Name, Cluster: "prod-db", Namespace: "default", Condition: "Ready"}
+		got, err := e.Answer(ctx, q)
+		if err != nil {
+			t.Errorf("answer %s: %v", k.Name, err)
+			continue
+		}
+		if k.Name == "currentPrimary" && got != pgc.Status.CurrentPrimary {
+			t.Errorf("answer currentPrimary: got %q, want %q", got, pgc.Status.CurrentPrimary)
+		}
+		if k.Name == "specReplicas" && got != "3" {
+			t.Errorf("answer specReplicas: got %q, want 3", got)
+		}
+	}
+	if _, err := e.Answer(ctx, quiz.Query{Query: "currentPrimary", Cluster: "nope", Namespace: "default"}); err == nil {
+		t.Errorf("answer about a missing cluster: got no error, want one")
+	}
+
+	// Reset: the quota goes, the cluster returns to 2 instances.
+	if err := e.Reset(ctx, l, a, logProgress(t)); err != nil {
+		t.Fatalf("reset: %v", err)
+	}
+	if ok, why := e.replicasReady(ctx, l.Target, 2); !ok {
+		t.Errorf("after reset: %s", why)
+	}
+}
