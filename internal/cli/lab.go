@@ -22,6 +22,7 @@ func newLabCmd(g *globals) *cobra.Command {
 	}
 	cmd.AddCommand(newLabValidateCmd(g))
 	cmd.AddCommand(newLabSelftestCmd(g))
+	cmd.AddCommand(newLabRunCmds(g)...)
 	return cmd
 }
 

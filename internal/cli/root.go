@@ -73,7 +73,9 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	root.AddCommand(
 		newClusterCmd(g),
 		newLabCmd(g),
+		newLogsCmd(g),
 		newOperatorCmd(g),
+		newQuizCmd(g),
 		newServeCmd(g),
 		newVersionCmd(),
 	)

@@ -216,10 +216,14 @@ func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, re
 
 // verdict sums up a report in one line.
 func verdict(what string, r engine.Report) string {
-	if r.Passed {
-		return fmt.Sprintf("%s passed (%d/%d)", what, r.Score, r.Total)
+	score := ""
+	if r.Total > 0 {
+		score = fmt.Sprintf(" (%d/%d)", r.Score, r.Total)
 	}
-	return fmt.Sprintf("%s failed (%d/%d): %s", what, r.Score, r.Total, firstFailure(r))
+	if r.Passed {
+		return what + " passed" + score
+	}
+	return fmt.Sprintf("%s failed%s: %s", what, score, firstFailure(r))
 }
 
 func firstFailure(r engine.Report) string {

@@ -18,6 +18,7 @@ type Status struct {
 	Lab      string `json:"lab"`
 	Cluster  string `json:"cluster"`
 	Provider string `json:"provider"`
+	Lang     string `json:"lang"`
 	State    State  `json:"state"`
 	// Exercise is the index of the current exercise (== Exercises when
 	// all are done) and ExerciseID its id.
@@ -47,7 +48,7 @@ func (m *Manager) Status(ctx context.Context, id string) (*Status, error) {
 func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	ctx = context.WithoutCancel(ctx)
 	st := &Status{
-		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider,
+		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		Attempt: s.work.Attempt, HintsShown: s.work.Hints, Error: s.work.Error, Created: s.rec.Created, Updated: s.rec.Updated,
 	}

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
+)
+
+// runCtx is what a session command works with.
+type runCtx struct {
+	m        *session.Manager
+	id       string
+	st       *session.Status
+	out      io.Writer
+	s        style
+	json     bool
+	progress session.Progress // nil with --output json
+}
+
+// stepsOnly returns a progress printer that leaves out the steps of phase
+// (the command prints their outcome itself).
+func (r *runCtx) stepsOnly(skip string) session.Progress {
+	if r.progress == nil {
+		return nil
+	}
+	return func(u session.Update) {
+		if u.Step != nil && u.Step.Phase == skip {
+			return
+		}
+		r.progress(u)
+	}
+}
+
+// withSession opens the store, resolves the session and runs fn.
+func withSession(cmd *cobra.Command, g *globals, f *sessionFlags, fn func(*runCtx) error) error {
+	asJSON, err := f.json()
+	if err != nil {
+		return err
+	}
+	m, closeStore, err := g.sessions(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	id, err := resolve(cmd.Context(), m, f.id, false)
+	if err != nil {
+		return err
+	}
+	st, err := m.Status(cmd.Context(), id)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	r := &runCtx{m: m, id: id, st: st, out: out, s: newStyle(out), json: asJSON}
+	if !asJSON {
+		r.progress = sessionPrinter(out, r.s)
+	}
+	return fn(r)
+}
+
+// sessionPrinter prints a session's progress: each step as it starts and
+// ends, and each other timeline event as it is recorded.
+func sessionPrinter(w io.Writer, s style) session.Progress {
+	return func(u session.Update) {
+		if st := u.Step; st != nil {
+			switch {
+			case !st.Done:
+				fmt.Fprintf(w, " %s %s ...\n", s.dim("•"), st.Message)
+			case st.Error != "":
+				fmt.Fprintf(w, " %s %s (%.1fs): %s\n", s.bad("✗"), st.Message, st.Elapsed.Seconds(), st.Error)
+			default:
+				fmt.Fprintf(w, " %s %s (%.1fs)\n", s.ok("✓"), st.Message, st.Elapsed.Seconds())
+			}
+			return
+		}
+		switch u.Kind {
+		case session.KindState:
+			fmt.Fprintf(w, " %s %s\n", s.bold("→"), u.Message)
+		default:
+			fmt.Fprintf(w, " %s %s\n", s.dim("·"), u.Message)
+		}
+	}
+}
+
+func printKubeconfig(w io.Writer, s style, st *session.Status) {
+	if st.Kubeconfig == "" {
+		return
+	}
+	fmt.Fprintf(w, "\nUse your own kubectl with the lab's cluster:\n  %s\n", s.bold("export KUBECONFIG="+shellQuote(st.Kubeconfig)))
+	fmt.Fprintf(w, "Follow the operator's reconcile log with:\n  oplab logs -f\n")
+}
+
+// printExercise prints the current exercise and what to do next.
+func printExercise(w io.Writer, s style, m *session.Manager, st *session.Status) error {
+	if st.State == session.Completed {
+		fmt.Fprintf(w, "\n%s Every exercise of lab %s passed. Take the quiz: oplab quiz %s\n", s.ok("★"), st.Lab, quizOf(m, st))
+		return nil
+	}
+	l, err := m.Lab(st.Lab)
+	if err != nil || st.Exercise >= len(l.Exercises) {
+		return err
+	}
+	ex := l.Exercises[st.Exercise]
+	lg := lang(st)
+	fmt.Fprintf(w, "\n%s\n\n%s\n", s.bold(fmt.Sprintf("Exercise %d/%d: %s", st.Exercise+1, st.Exercises, ex.Title.In(lg))),
+		strings.TrimSpace(ex.Instructions.In(lg)))
+	next := "oplab lab chaos   (injects the fault; then repair it and run oplab lab check)"
+	if len(ex.Chaos) == 0 {
+		next = "oplab lab check   (when you have done the task)"
+	}
+	fmt.Fprintf(w, "\nTime limit %s. Next: %s\n", ex.TimeLimit.Duration, next)
+	return nil
+}
+
+func quizOf(m *session.Manager, st *session.Status) string {
+	if l, err := m.Lab(st.Lab); err == nil && l.Quiz != "" {
+		return l.Quiz
+	}
+	return st.Lab
+}
+
+func printStatus(w io.Writer, s style, m *session.Manager, st *session.Status) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "Session\t%s (lab %s, %s provider)\n", st.ID, st.Lab, st.Provider)
+	fmt.Fprintf(tw, "State\t%s\n", stateText(s, st.State))
+	if st.Error != "" {
+		fmt.Fprintf(tw, "Error\t%s\n", st.Error)
+	}
+	if st.ExerciseID != "" {
+		title := st.ExerciseID
+		if l, err := m.Lab(st.Lab); err == nil {
+			title += " — " + l.Exercises[st.Exercise].Title.In(lang(st))
+		}
+		fmt.Fprintf(tw, "Exercise\t%d/%d %s\n", st.Exercise+1, st.Exercises, title)
+	} else {
+		fmt.Fprintf(tw, "Exercise\t%d/%d done\n", st.Exercise, st.Exercises)
+	}
+	if a := st.Attempt; a != nil {
+		line := "started " + clock(a.Started)
+		if !a.T0.IsZero() {
+			line += ", fault confirmed (T0) " + clock(a.T0)
+		}
+		fmt.Fprintf(tw, "\t%s, hints shown %d\n", line, st.HintsShown)
+	}
+	if st.Kubeconfig != "" {
+		fmt.Fprintf(tw, "Cluster\t%s\n\texport KUBECONFIG=%s\n", st.Cluster, shellQuote(st.Kubeconfig))
+	}
+	fmt.Fprintf(tw, "Started\t%s\n", st.Created.Local().Format(time.DateTime))
+	tw.Flush()
+	if len(st.Results) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nResults")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  ITEM\tSCORE\tPASSED\tTIME TO RECOVERY")
+	for _, r := range st.Results {
+		item := r.Item
+		if r.Kind == store.ResultQuiz {
+			item = "quiz " + r.Item
+		}
+		ttr := "-"
+		if r.Recovery > 0 {
+			ttr = r.Recovery.Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "  %s\t%d/%d\t%s\t%s\n", item, r.Score, r.Total, s.mark(r.Passed), ttr)
+	}
+	tw.Flush()
+}
+
+func stateText(s style, st session.State) string {
+	switch st {
+	case session.Completed, session.Ready:
+		return s.ok(string(st))
+	case session.Failed:
+		return s.bad(string(st))
+	case session.InExercise, session.Provisioning:
+		return s.warn(string(st))
+	}
+	return string(st)
+}
+
+func clock(t time.Time) string { return t.Local().Format("15:04:05") }
+
+func printCheck(w io.Writer, s style, m *session.Manager, res *session.CheckResult) {
+	lg := lang(res.Status)
+	fmt.Fprintf(w, "Goals of exercise %s\n", res.Exercise)
+	for _, r := range res.Report.Results {
+		fmt.Fprintf(w, "  %s %s (weight %d): %s\n", s.mark(r.Passed), r.Kind, r.Weight, r.Reason)
+		if !r.Passed && r.Explain.In(lg) != "" {
+			fmt.Fprintf(w, "      %s\n", s.dim(r.Explain.In(lg)))
+		}
+	}
+	fmt.Fprintf(w, "Score %d/%d", res.Report.Score, res.Report.Total)
+	if res.Late {
+		fmt.Fprint(w, s.warn(" (after the time limit)"))
+	}
+	fmt.Fprintln(w)
+	if !res.Passed {
+		fmt.Fprintln(w, "Not recovered yet. Keep going; `oplab lab hint` helps when you are stuck.")
+		return
+	}
+	if res.Recovery > 0 {
+		fmt.Fprintf(w, "%s Recovered: time to recovery %s\n", s.ok("✓"), s.bold(res.Recovery.Round(time.Millisecond).String()))
+	} else {
+		fmt.Fprintf(w, "%s Every goal passed\n", s.ok("✓"))
+	}
+	_ = printExercise(w, s, m, res.Status)
+}
+
+func printHints(w io.Writer, s style, lg locale.Lang, res *session.HintResult) {
+	for i, h := range res.Shown {
+		label := fmt.Sprintf("Hint %d (%s)", i+1, h.Tier)
+		if res.New && i == len(res.Shown)-1 {
+			label = s.bold(label + " — new")
+		}
+		fmt.Fprintf(w, "%s\n%s\n\n", label, strings.TrimSpace(h.Text.In(lg)))
+	}
+	switch {
+	case !res.New && res.More:
+		fmt.Fprintln(w, "No new hint yet: the next comes when there is evidence for it, or after a while. Look at the log (oplab logs) and the events.")
+	case !res.More:
+		fmt.Fprintln(w, "That was the last hint.")
+	}
+}
+
+func listSessions(cmd *cobra.Command, m *session.Manager, asJSON bool) error {
+	list, err := m.Sessions(cmd.Context(), offlineLearner)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if list == nil {
+			list = []store.Session{}
+		}
+		return writeJSON(out, list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(out, "No sessions. Start one with: oplab lab start ID")
+		return nil
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SESSION\tLAB\tSTATE\tEXERCISE\tSTARTED")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Lab, s.State, s.Exercise+1, s.Created.Local().Format(time.DateTime))
+	}
+	return tw.Flush()
+}

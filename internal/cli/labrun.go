@@ -1,0 +1,318 @@
+package cli
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/session"
+)
+
+// newLabRunCmds are the offline learner's commands under `oplab lab`.
+func newLabRunCmds(g *globals) []*cobra.Command {
+	return []*cobra.Command{
+		newLabListCmd(g), newLabStartCmd(g), newLabStatusCmd(g), newLabChaosCmd(g),
+		newLabCheckCmd(g), newLabHintCmd(g), newLabResetCmd(g), newLabStopCmd(g),
+	}
+}
+
+func parseLang(s string) (locale.Lang, error) {
+	l := locale.Lang(s)
+	if !l.Valid() {
+		return "", fmt.Errorf("unknown language %q (use %v)", s, locale.All())
+	}
+	return l, nil
+}
+
+func newLabListCmd(_ *globals) *cobra.Command {
+	var f sessionFlags
+	var langFlag string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the labs",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			asJSON, err := f.json()
+			if err != nil {
+				return err
+			}
+			l, err := parseLang(langFlag)
+			if err != nil {
+				return err
+			}
+			labs, errs := lab.LoadAll(course.Embedded().Labs)
+			if len(errs) > 0 {
+				return fmt.Errorf("load labs: %w", errs[0])
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				pub := make([]lab.Public, 0, len(labs))
+				for _, x := range labs {
+					pub = append(pub, x.Public())
+				}
+				return writeJSON(out, pub)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tEXERCISES\tTITLE")
+			for _, x := range labs {
+				fmt.Fprintf(tw, "%s\t%d\t%s\n", x.ID, len(x.Exercises), x.Title.In(l))
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(out, "\nStart one with: oplab lab start ID")
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: json")
+	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the texts: en, ko")
+	return cmd
+}
+
+func newLabStartCmd(g *globals) *cobra.Command {
+	var (
+		f        sessionFlags
+		provider string
+		langFlag string
+	)
+	cmd := &cobra.Command{
+		Use:   "start ID",
+		Short: "Start a lab: create a cluster, install the operator, set the lab up",
+		Long: `Start creates a cluster of your own, installs the reference operator in it and
+runs the lab's setup, showing each step. It prints the kubeconfig so your own
+kubectl works against the cluster. One lab runs at a time; stop it with
+oplab lab stop.`,
+		Example: `  oplab lab start failover
+  export KUBECONFIG=...   # as printed
+  oplab lab chaos`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			asJSON, err := f.json()
+			if err != nil {
+				return err
+			}
+			if provider != "embedded" {
+				return fmt.Errorf("unknown provider %q (available: embedded)", provider)
+			}
+			l, err := parseLang(langFlag)
+			if err != nil {
+				return err
+			}
+			m, closeStore, err := g.sessions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			if _, err := m.Lab(args[0]); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			s := newStyle(out)
+			var progress session.Progress
+			if !asJSON {
+				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], provider)
+				progress = sessionPrinter(out, s)
+			}
+			start := time.Now()
+			st, err := m.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
+			if err != nil {
+				return friendly(err)
+			}
+			if asJSON {
+				return writeJSON(out, st)
+			}
+			fmt.Fprintf(out, "\n%s Lab %s is ready: session %s (%.1fs).\n", s.ok("✓"), st.Lab, st.ID, time.Since(start).Seconds())
+			printKubeconfig(out, s, st)
+			return printExercise(out, s, m, st)
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().Lookup("session").Hidden = true
+	cmd.Flags().StringVar(&provider, "provider", "embedded", "cluster provider: embedded")
+	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the lab's texts: en, ko")
+	return cmd
+}
+
+func newLabStatusCmd(g *globals) *cobra.Command {
+	var (
+		f   sessionFlags
+		all bool
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the session: state, exercise, kubeconfig, results and times to recovery",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			asJSON, err := f.json()
+			if err != nil {
+				return err
+			}
+			m, closeStore, err := g.sessions(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			out := cmd.OutOrStdout()
+			if all {
+				return listSessions(cmd, m, asJSON)
+			}
+			id, err := resolve(cmd.Context(), m, f.id, true)
+			if err != nil {
+				return err
+			}
+			st, err := m.Status(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(out, st)
+			}
+			printStatus(out, newStyle(out), m, st)
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "list every session")
+	return cmd
+}
+
+func newLabChaosCmd(g *globals) *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "chaos [EXERCISE]",
+		Short: "Start the current exercise: check the steady state, inject its chaos, confirm the fault (T0)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withSession(cmd, g, &f, func(r *runCtx) error {
+				exercise := ""
+				if len(args) == 1 {
+					exercise = args[0]
+				}
+				st, err := r.m.Chaos(cmd.Context(), r.id, exercise, r.progress)
+				if err != nil {
+					return friendly(err)
+				}
+				if r.json {
+					return writeJSON(r.out, st)
+				}
+				if st.Attempt != nil && !st.Attempt.T0.IsZero() {
+					fmt.Fprintf(r.out, "\n%s Fault confirmed at %s (T0). The clock runs: repair the cluster, then run `oplab lab check`.\n",
+						r.s.warn("!"), st.Attempt.T0.Local().Format("15:04:05.000"))
+				} else {
+					fmt.Fprintf(r.out, "\nExercise %s started; it has no chaos: do the task, then run `oplab lab check`.\n", st.ExerciseID)
+				}
+				return nil
+			})
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newLabCheckCmd(g *globals) *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the current exercise's goals; when all pass, record the time to recovery and move on",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSession(cmd, g, &f, func(r *runCtx) error {
+				res, err := r.m.Check(cmd.Context(), r.id, r.stepsOnly("goals"))
+				if err != nil {
+					return friendly(err)
+				}
+				if r.json {
+					if err := writeJSON(r.out, res); err != nil {
+						return err
+					}
+				} else {
+					printCheck(r.out, r.s, r.m, res)
+				}
+				if !res.Passed {
+					return fmt.Errorf("exercise %s: %d of %d points, not recovered yet", res.Exercise, res.Report.Score, res.Report.Total)
+				}
+				return nil
+			})
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newLabHintCmd(g *globals) *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "hint",
+		Short: "Show the next hint, when the evidence for it is there or its time has come",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSession(cmd, g, &f, func(r *runCtx) error {
+				res, err := r.m.Hint(cmd.Context(), r.id)
+				if err != nil {
+					return friendly(err)
+				}
+				if r.json {
+					return writeJSON(r.out, res)
+				}
+				printHints(r.out, r.s, lang(r.st), res)
+				return nil
+			})
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newLabResetCmd(g *globals) *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "reset",
+		Short: "Undo the current exercise's chaos and return to its steady state, keeping the cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSession(cmd, g, &f, func(r *runCtx) error {
+				st, err := r.m.Reset(cmd.Context(), r.id, r.progress)
+				if err != nil {
+					return friendly(err)
+				}
+				if r.json {
+					return writeJSON(r.out, st)
+				}
+				fmt.Fprintf(r.out, "\n%s Exercise %s reset. Start it again with `oplab lab chaos`.\n", r.s.ok("✓"), st.ExerciseID)
+				return nil
+			})
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
+
+func newLabStopCmd(g *globals) *cobra.Command {
+	var f sessionFlags
+	cmd := &cobra.Command{
+		Use:   "stop",
+		Short: "End the session and delete its cluster (its results are kept)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withSession(cmd, g, &f, func(r *runCtx) error {
+				st, err := r.m.Stop(cmd.Context(), r.id, "stopped by the learner", r.progress)
+				if err != nil {
+					return err
+				}
+				if r.json {
+					return writeJSON(r.out, st)
+				}
+				fmt.Fprintf(r.out, "%s Session %s ended (%s); its cluster is deleted. `oplab lab status --session %s` still shows its results.\n",
+					r.s.ok("✓"), st.ID, st.State, st.ID)
+				return nil
+			})
+		},
+	}
+	f.add(cmd)
+	return cmd
+}
