@@ -25,12 +25,6 @@ func (e *Engine) installer(ctx context.Context) (*install.Installer, error) {
 	return install.ForCluster(e.t.Provider, e.t.Cluster, e.t.BinDir, opts)
 }
 
-// hostMode reports whether the operator runs as a host process beside the
-// cluster (the embedded provider).
-func (e *Engine) hostMode() bool {
-	return e.t.Provider != nil && e.t.Provider.Info().Capabilities.HostProcesses
-}
-
 func (e *Engine) installOperator(ctx context.Context, p *lab.InstallOperator) error {
 	if p.Namespace != "" && p.Namespace != install.Namespace {
 		return fmt.Errorf("install the operator into namespace %q: the chart installs into %s: %w", p.Namespace, install.Namespace, ErrUnsupported)
@@ -55,28 +49,31 @@ func (e *Engine) scaleOperator(ctx context.Context, replicas int32) error {
 	return nil
 }
 
-// stopOperator scales the operator's Deployment to 0 and, when it runs as
-// a host process, stops that process too.
+// stopOperator scales the operator's Deployment to 0 and waits until its
+// pod is gone. On the embedded provider the operator's host process runs
+// in step with that pod (hostpod), so it stops too, as a container would.
 func (e *Engine) stopOperator(ctx context.Context) error {
 	if err := e.scaleOperator(ctx, 0); err != nil {
 		return err
 	}
-	if e.hostMode() {
-		if err := e.t.Provider.StopHostProcess(ctx, e.t.Cluster, install.Deployment); err != nil {
-			return fmt.Errorf("stop the operator's host process: %w", err)
-		}
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+		pods, err := e.cs.CoreV1().Pods(install.Namespace).List(ctx, metav1.ListOptions{LabelSelector: operatorSelector})
+		return err == nil && len(pods.Items) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for the operator's pod to be gone: %w", err)
 	}
 	return nil
 }
 
+// operatorSelector selects the operator's pods.
+const operatorSelector = "app.kubernetes.io/name=" + install.Deployment
+
 // startOperator scales the operator's Deployment to 1 and waits until it is
-// ready; a host process is started again by an upgrade of the release.
+// ready.
 func (e *Engine) startOperator(ctx context.Context) error {
 	if err := e.scaleOperator(ctx, 1); err != nil {
 		return err
-	}
-	if e.hostMode() {
-		return e.installOperator(ctx, &lab.InstallOperator{})
 	}
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		ok, _ := e.operatorReady(ctx)

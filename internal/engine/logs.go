@@ -93,7 +93,7 @@ var _ LogSource = PodLogs{}
 
 // Lines implements LogSource.
 func (p PodLogs) Lines(ctx context.Context, since time.Time) ([]string, error) {
-	pods, err := p.Client.CoreV1().Pods(install.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + install.Deployment})
+	pods, err := p.Client.CoreV1().Pods(install.Namespace).List(ctx, metav1.ListOptions{LabelSelector: operatorSelector})
 	if err != nil {
 		return nil, fmt.Errorf("operator pods: %w", err)
 	}

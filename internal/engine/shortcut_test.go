@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -203,5 +204,40 @@ func TestQuotaDeleteShortcutFails(t *testing.T) {
 	}
 	if ok, why := e.replicasReady(ctx, l.Target, 2); !ok {
 		t.Errorf("after reset: %s", why)
+	}
+}
+
+// stopOperator must really stop reconciling (on the embedded provider the
+// operator is a host process kept in step with its pod), and startOperator
+// must bring it back to act on what changed meanwhile.
+func TestStopOperatorStopsReconciling(t *testing.T) {
+	t.Parallel()
+	e, _ := newEngine(t)
+	l := shipped(t, "switchover")
+	ctx := testContext(t, 5*time.Minute)
+	if err := e.Setup(ctx, l, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // idempotent
+		if err := e.stopOperator(ctx); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	}
+	if ok, why := e.operatorReady(ctx); ok {
+		t.Fatalf("after stop: got %s, want no ready replica", why)
+	}
+	if err := e.scaleCluster(ctx, l.Target, 2); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if ok, why := e.generationCaughtUp(ctx, l.Target); ok {
+		t.Errorf("operator stopped: got %q, want the new generation unseen", why)
+	}
+	if err := e.startOperator(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	ok, why, _ := poll(ctx, func(ctx context.Context) (bool, string) { return e.replicasReady(ctx, l.Target, 2) }, time.Minute, 100*time.Millisecond, 2)
+	if !ok {
+		t.Errorf("operator started again: got %s, want 2 ready", why)
 	}
 }
