@@ -50,7 +50,7 @@ func withSession(cmd *cobra.Command, g *globals, f *sessionFlags, fn func(*runCt
 		return err
 	}
 	defer closeStore()
-	id, err := resolve(cmd.Context(), m, f.id, false)
+	id, err := resolve(cmd.Context(), m, f.id)
 	if err != nil {
 		return err
 	}

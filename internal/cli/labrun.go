@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -118,6 +119,9 @@ oplab lab stop.`,
 				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], provider)
 				progress = sessionPrinter(out, s)
 			}
+			if err := cleanEnded(cmd.Context(), m, progress); err != nil {
+				return err
+			}
 			start := time.Now()
 			st, err := m.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
 			if err != nil {
@@ -161,7 +165,7 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 			if all {
 				return listSessions(cmd, m, asJSON)
 			}
-			id, err := resolve(cmd.Context(), m, f.id, true)
+			id, err := resolve(cmd.Context(), m, f.id)
 			if err != nil {
 				return err
 			}
@@ -315,4 +319,27 @@ func newLabStopCmd(g *globals) *cobra.Command {
 	}
 	f.add(cmd)
 	return cmd
+}
+
+// cleanEnded deletes the clusters that the learner's ended sessions still
+// have (a completed lab keeps its cluster for the quiz until the next one
+// starts); their results stay.
+func cleanEnded(ctx context.Context, m *session.Manager, progress session.Progress) error {
+	list, err := m.Sessions(ctx, offlineLearner)
+	if err != nil {
+		return err
+	}
+	for _, rec := range list {
+		if !session.State(rec.State).Terminal() {
+			continue
+		}
+		st, err := m.Status(ctx, rec.ID)
+		if err != nil || st.Kubeconfig == "" {
+			continue
+		}
+		if _, err := m.Stop(ctx, rec.ID, "", progress); err != nil {
+			return fmt.Errorf("delete the cluster of ended session %s: %w", rec.ID, err)
+		}
+	}
+	return nil
 }

@@ -59,9 +59,10 @@ func (g *globals) sessions(ctx context.Context) (m *session.Manager, closeFn fun
 	return m, func() { st.Close() }, nil
 }
 
-// resolve returns the session id flag's session, or the learner's active
-// one, with errors that say what to do.
-func resolve(ctx context.Context, m *session.Manager, id string, orLatest bool) (string, error) {
+// resolve returns the session id flag's session, or else the learner's
+// active session, or else their newest one (which may have ended: its
+// status and results stay readable), with errors that say what to do.
+func resolve(ctx context.Context, m *session.Manager, id string) (string, error) {
 	if id != "" {
 		if _, err := m.Status(ctx, id); err != nil {
 			if errors.Is(err, store.ErrNotFound) {
@@ -71,15 +72,10 @@ func resolve(ctx context.Context, m *session.Manager, id string, orLatest bool) 
 		}
 		return id, nil
 	}
-	var err error
-	if orLatest {
-		id, err = m.Latest(ctx, offlineLearner)
-	} else {
-		id, err = m.Current(ctx, offlineLearner)
-	}
+	id, err := m.Latest(ctx, offlineLearner)
 	switch {
 	case errors.Is(err, session.ErrNoSession):
-		return "", errors.New("no active session: start one with `oplab lab start ID` (oplab lab list shows the labs)")
+		return "", errors.New("no session: start one with `oplab lab start ID` (oplab lab list shows the labs)")
 	case errors.Is(err, session.ErrSeveralSessions):
 		return "", fmt.Errorf("%w: pick one with --session ID", err)
 	}

@@ -35,7 +35,7 @@ func newLogsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			id, err := resolve(cmd.Context(), m, f.id, false)
+			id, err := resolve(cmd.Context(), m, f.id)
 			if err != nil {
 				closeStore()
 				return err

@@ -52,7 +52,7 @@ and the score is recorded with your session.`,
 				return err
 			}
 			defer closeStore()
-			id, err := quizSession(cmd.Context(), m, f.id, q)
+			id, err := quizSession(cmd.Context(), m, f.id)
 			if err != nil {
 				return err
 			}
@@ -104,12 +104,13 @@ func loadQuiz(id string) (*quiz.Quiz, error) {
 }
 
 // quizSession picks the session a quiz is recorded with: the one named,
-// the active one, or else none (the quiz is graded but not recorded).
-func quizSession(ctx context.Context, m *session.Manager, id string, q *quiz.Quiz) (string, error) {
+// else the learner's active or newest one, else none (the quiz is graded
+// but not recorded).
+func quizSession(ctx context.Context, m *session.Manager, id string) (string, error) {
 	if id != "" {
-		return resolve(ctx, m, id, false)
+		return resolve(ctx, m, id)
 	}
-	id, err := m.Current(ctx, offlineLearner)
+	id, err := m.Latest(ctx, offlineLearner)
 	switch {
 	case errors.Is(err, session.ErrNoSession):
 		return "", nil
@@ -203,7 +204,7 @@ func printQuizResult(w io.Writer, s style, q *quiz.Quiz, res *quiz.Result, lg lo
 	if sessionID != "" {
 		fmt.Fprintf(w, "Recorded with session %s.\n", sessionID)
 	} else {
-		fmt.Fprintln(w, "Not recorded: no lab session is active.")
+		fmt.Fprintln(w, "Not recorded: you have no lab session.")
 	}
 	_ = q
 }

@@ -9,7 +9,7 @@ import (
 
 // Quiz grades a learner's answers to q for session id and records them and
 // the score. Cluster questions are checked against the session's cluster
-// while it lives; after the session ended they count as not correct.
+// while it exists; once it was deleted they count as not correct.
 func (m *Manager) Quiz(ctx context.Context, id string, q *quiz.Quiz, answers quiz.Answers) (*quiz.Result, error) {
 	unlock := m.lock(id)
 	defer unlock()
@@ -18,7 +18,7 @@ func (m *Manager) Quiz(ctx context.Context, id string, q *quiz.Quiz, answers qui
 		return nil, err
 	}
 	var ca quiz.ClusterAnswers
-	if st := s.state(); st == Ready || st == InExercise {
+	if m.hasCluster(s) {
 		if e, err := m.engine(&s.rec); err == nil {
 			ca = e
 		}
@@ -36,4 +36,13 @@ func (m *Manager) Quiz(ctx context.Context, id string, q *quiz.Quiz, answers qui
 		return nil, err
 	}
 	return &res, nil
+}
+
+// hasCluster reports whether the session's cluster exists.
+func (m *Manager) hasCluster(s *live) bool {
+	if m.o.Provider == nil || s.state() == Provisioning {
+		return false
+	}
+	_, err := m.o.Provider.KubeconfigPath(s.rec.Cluster)
+	return err == nil
 }

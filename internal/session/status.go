@@ -52,7 +52,9 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		Attempt: s.work.Attempt, HintsShown: s.work.Hints, Error: s.work.Error, Created: s.rec.Created, Updated: s.rec.Updated,
 	}
-	if st.State.Active() && st.State != Provisioning && m.o.Provider != nil {
+	if st.State != Provisioning && m.o.Provider != nil {
+		// A completed session keeps its cluster (for the quiz, and to look
+		// around) until it is stopped.
 		st.Kubeconfig, _ = m.o.Provider.KubeconfigPath(s.rec.Cluster)
 	}
 	rs, err := m.o.Store.Results(ctx, s.rec.ID)
