@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/locale"
 )
 
 // HintResult is the outcome of Hint.
@@ -12,10 +12,17 @@ type HintResult struct {
 	Exercise string `json:"exercise"`
 	// Shown are the hints shown so far in this attempt, oldest first; the
 	// last is new when New is true.
-	Shown []lab.Hint `json:"shown"`
+	Shown []ShownHint `json:"shown"`
 	New   bool       `json:"new"`
 	// More is true when the exercise has hints not shown yet.
 	More bool `json:"more"`
+}
+
+// ShownHint is a hint as the learner sees it (not the evidence that
+// released it).
+type ShownHint struct {
+	Tier string      `json:"tier"`
+	Text locale.Text `json:"text"`
 }
 
 // Hint shows the next hint of the current exercise if its evidence was
@@ -48,7 +55,9 @@ func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
 		}
 		res.New = true
 	}
-	res.Shown = append(res.Shown, ex.Hints[:min(s.work.Hints, len(ex.Hints))]...)
+	for _, h := range ex.Hints[:min(s.work.Hints, len(ex.Hints))] {
+		res.Shown = append(res.Shown, ShownHint{Tier: h.Tier, Text: h.Text})
+	}
 	res.More = s.work.Hints < len(ex.Hints)
 	return res, nil
 }
