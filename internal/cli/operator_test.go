@@ -30,7 +30,7 @@ func operatorBinDir(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	for name, pkg := range map[string]string{"crilog": "oplab.dev/oplab/cmd/crilog", "pg-operator": "oplab.dev/oplab/internal/operator/install/testdata/standin"} {
+	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "pg-operator": "oplab.dev/oplab/internal/operator/install/testdata/standin"} {
 		_ = os.Remove(filepath.Join(dir, name))
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
 		if err != nil {

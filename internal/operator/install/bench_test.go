@@ -16,7 +16,7 @@ import (
 func BenchmarkInstall(b *testing.B) {
 	c := clustertest.New(b)
 	dir := b.TempDir()
-	for name, pkg := range map[string]string{"crilog": "oplab.dev/oplab/cmd/crilog", "pg-operator": "oplab.dev/oplab/cmd/pg-operator"} {
+	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "pg-operator": "oplab.dev/oplab/cmd/pg-operator"} {
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
 			b.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}

@@ -11,7 +11,7 @@ import (
 // ForCluster returns an Installer for the cluster name of p.
 //
 // On a provider that runs workloads as host processes (the embedded one) the
-// operator runs from binDir (pg-operator, started through crilog) with its
+// operator runs from binDir (pg-operator, run by hostpod) with its
 // kubeconfig, token and log in a directory beside the cluster's admin
 // kubeconfig, so they go with the cluster. On a provider whose pods run no
 // container the operator simulates its PostgreSQL instances, unless
@@ -38,11 +38,12 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 			return nil, err
 		}
 		opts.Host = &Host{
-			Runner:   p,
-			Cluster:  name,
-			Operator: filepath.Join(binDir, "pg-operator"),
-			Wrapper:  filepath.Join(binDir, "crilog"),
-			Dir:      filepath.Join(filepath.Dir(kc), "pg-operator"),
+			Runner:          p,
+			Cluster:         name,
+			Operator:        filepath.Join(binDir, "pg-operator"),
+			HostPod:         filepath.Join(binDir, "hostpod"),
+			AdminKubeconfig: kc,
+			Dir:             filepath.Join(filepath.Dir(kc), "pg-operator"),
 		}
 	} else if !info.Capabilities.RealContainers && !info.Capabilities.HostProcesses {
 		return nil, fmt.Errorf("provider %s can neither run the operator's container nor a host process", info.Name)

@@ -43,10 +43,15 @@ type Host struct {
 	// Runner starts and stops the process with the cluster Cluster.
 	Runner  HostRunner
 	Cluster string
-	// Operator is the pg-operator binary; Wrapper is the crilog binary
-	// that writes its output in the CRI log format.
+	// Operator is the pg-operator binary; HostPod is the hostpod binary
+	// that runs it in step with its simulated pod and writes its output in
+	// the CRI log format.
 	Operator string
-	Wrapper  string
+	HostPod  string
+	// AdminKubeconfig is the cluster's admin kubeconfig, with which hostpod
+	// watches the operator's pod (the operator's own rights may be taken
+	// away in a lab).
+	AdminKubeconfig string
 	// Dir receives the operator's kubeconfig, token and log. It is made
 	// private to the user; it belongs to the cluster and goes with it.
 	Dir string
@@ -77,17 +82,17 @@ type HostStatus struct {
 // hostProcessName names the process for the runner.
 const hostProcessName = "pg-operator"
 
-func (h *Host) paths() (token, kubeconfig, log, previous, wrapperLog string) {
+func (h *Host) paths() (token, kubeconfig, log, previous, hostpodLog string) {
 	return filepath.Join(h.Dir, "token"), filepath.Join(h.Dir, "kubeconfig"),
 		filepath.Join(h.Dir, "pg-operator.log"), filepath.Join(h.Dir, "pg-operator.previous.log"),
-		filepath.Join(h.Dir, "crilog.log")
+		filepath.Join(h.Dir, "hostpod.log")
 }
 
 // startHost (re)starts the operator's host process for the release rel and
 // waits until it is ready.
 func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*HostStatus, error) {
 	h := in.opts.Host
-	for _, p := range []string{h.Operator, h.Wrapper} {
+	for _, p := range []string{h.Operator, h.HostPod, h.AdminKubeconfig} {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("operator host process: %w (run make build)", err)
 		}
@@ -98,7 +103,7 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	if err := os.Chmod(h.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	tokenPath, kubeconfig, logPath, previous, wrapperLog := h.paths()
+	tokenPath, kubeconfig, logPath, previous, hostpodLog := h.paths()
 	cs, err := kubernetes.NewForConfig(in.cfg)
 	if err != nil {
 		return nil, err
@@ -121,38 +126,35 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	args = setFlag(args, "--health-probe-bind-address", health)
 	args = setFlag(args, "--metrics-bind-address", metrics)
 
-	// Stop the previous run before its log is moved aside.
-	if err := h.Runner.StopHostProcess(ctx, h.Cluster, hostProcessName); err != nil {
-		return nil, fmt.Errorf("stop the previous operator: %w", err)
-	}
-	if _, err := os.Stat(logPath); err == nil {
-		if err := os.Rename(logPath, previous); err != nil {
-			return nil, err
-		}
-	}
 	if err := in.applyClusterLogs(ctx, logPath, previous); err != nil {
 		return nil, err
 	}
-	podName := in.operatorPodName(ctx, cs)
 	spec := cluster.HostProcess{
 		Name: hostProcessName,
-		Path: h.Wrapper,
-		Args: append([]string{"-file", logPath, "--", h.Operator}, args...),
+		Path: h.HostPod,
+		Args: append([]string{
+			"-kubeconfig", h.AdminKubeconfig,
+			"-namespace", Namespace,
+			"-selector", "app.kubernetes.io/name=pg-operator",
+			"-log", logPath,
+			"-previous-log", previous,
+			"--", h.Operator,
+		}, args...),
 		Env: []string{
 			"KUBECONFIG=" + kubeconfig,
 			"POD_NAMESPACE=" + Namespace,
-			"POD_NAME=" + podName,
 			"HOME=" + h.Dir,
 			"PATH=/usr/local/bin:/usr/bin:/bin",
 		},
-		LogPath: wrapperLog,
+		LogPath: hostpodLog,
 	}
 	in.log.Info("starting operator host process", "binary", h.Operator, "args", args, "log", logPath)
+	// The runner stops a previous run of the same name first.
 	if err := h.Runner.StartHostProcess(ctx, h.Cluster, spec); err != nil {
 		return nil, fmt.Errorf("start operator host process: %w", err)
 	}
 	if err := waitReady(ctx, "http://"+health+"/readyz"); err != nil {
-		return nil, fmt.Errorf("operator host process not ready: %w; its log ends:\n%s", err, tail(20, logPath, wrapperLog))
+		return nil, fmt.Errorf("operator host process not ready: %w; its log ends:\n%s", err, tail(20, logPath, hostpodLog))
 	}
 	return &HostStatus{
 		LogPath: logPath, PreviousLogPath: previous,
@@ -292,24 +294,6 @@ func freeAddr() string {
 	}
 	defer l.Close()
 	return l.Addr().String()
-}
-
-// operatorPodName names the simulated pod the process plays, for the
-// operator's POD_NAME: the newest pod of the Deployment, waiting a little for
-// the ReplicaSet controller to make it.
-func (in *Installer) operatorPodName(ctx context.Context, cs kubernetes.Interface) string {
-	name := Deployment
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	_ = wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		pod, err := operatorPod(ctx, cs, false)
-		if err != nil {
-			return false, nil
-		}
-		name = pod
-		return true, nil
-	})
-	return name
 }
 
 func waitReady(ctx context.Context, url string) error {

@@ -7,8 +7,10 @@
 // simulated by KWOK, so the installer also runs the operator as a host
 // process beside the cluster. The process authenticates with a token minted
 // for the chart's ServiceAccount, so RBAC applies to it exactly as to the
-// pod in a real cluster, and its log is written in the CRI log format to a
-// file that KWOK serves as the pod's log (`kubectl logs deploy/pg-operator`).
+// pod in a real cluster. It runs under hostpod, which keeps it in step with
+// the simulated pod (scaling the Deployment to 0 stops it, deleting the pod
+// restarts it) and writes its log in the CRI log format to a file that KWOK
+// serves as the pod's log (`kubectl logs deploy/pg-operator`).
 package install
 
 import (
@@ -105,15 +107,17 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Revision: rel.Version, Upgraded: upgraded}
+	// In host mode the process follows the pod, so the rollout comes first:
+	// then only the new pod is left to follow.
+	if err := in.waitDeployment(ctx); err != nil {
+		return nil, err
+	}
 	if in.opts.Host != nil {
 		hs, err := in.startHost(ctx, rel)
 		if err != nil {
 			return nil, err
 		}
 		res.Host = hs
-	}
-	if err := in.waitDeployment(ctx); err != nil {
-		return nil, err
 	}
 	in.log.Info("operator ready", "release", ReleaseName, "revision", rel.Version, "upgraded", upgraded)
 	return res, nil
@@ -175,7 +179,7 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 		i.CreateNamespace = true
 		i.SkipCRDs = true // applied by applyCRDs, which also upgrades them
 		// Not helm's wait, which polls every 2 s: waitDeployment polls
-		// faster, after the host process (if any) has been started.
+		// faster.
 		i.Wait = false
 		i.Timeout = timeout
 		rel, err := i.RunWithContext(ctx, c, vals)

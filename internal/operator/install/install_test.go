@@ -22,32 +22,35 @@ import (
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
 
-// buildBinaries builds the crilog wrapper and the stand-in operator
+// buildBinaries builds hostpod and the stand-in operator
 // (testdata/standin) into a temporary directory.
-func buildBinaries(t *testing.T) (wrapper, operator string) {
+func buildBinaries(t *testing.T) (hostpod, operator string) {
 	t.Helper()
 	dir := t.TempDir()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("the go command is needed to build the test's programs: %v", err)
 	}
-	for name, pkg := range map[string]string{"crilog": "oplab.dev/oplab/cmd/crilog", "standin": "./testdata/standin"} {
+	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "standin": "./testdata/standin"} {
 		out, err := exec.Command(goBin, "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	return filepath.Join(dir, "crilog"), filepath.Join(dir, "standin")
+	return filepath.Join(dir, "hostpod"), filepath.Join(dir, "standin")
 }
 
 // TestInstallHostProcess installs the chart into a real embedded cluster with
 // the operator as a host process, then upgrades and uninstalls it.
 func TestInstallHostProcess(t *testing.T) {
 	c := clustertest.New(t)
-	wrapper, operator := buildBinaries(t)
+	hostpod, operator := buildBinaries(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	host := &Host{Runner: c.Provider, Cluster: c.Name, Operator: operator, Wrapper: wrapper, Dir: filepath.Join(t.TempDir(), "pg-operator"), TokenTTL: time.Hour}
+	host := &Host{
+		Runner: c.Provider, Cluster: c.Name, Operator: operator, HostPod: hostpod, AdminKubeconfig: c.Kubeconfig,
+		Dir: filepath.Join(t.TempDir(), "pg-operator"), TokenTTL: time.Hour,
+	}
 
 	in := New(c.Config, Options{Host: host, Values: map[string]any{"instanceMode": "simulated"}})
 	res, err := in.Install(ctx)
@@ -145,6 +148,51 @@ func TestInstallHostProcess(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("kubectl logs deploy/pg-operator = %q, want it to contain %q", abbrev(out), want)
 			}
+		}
+	})
+
+	t.Run("follows its pod", func(t *testing.T) {
+		scale := func(n int32) {
+			t.Helper()
+			sc, err := c.Client.AppsV1().Deployments(Namespace).GetScale(ctx, Deployment, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc.Spec.Replicas = n
+			if _, err := c.Client.AppsV1().Deployments(Namespace).UpdateScale(ctx, Deployment, sc, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitProbe := func(want bool) {
+			t.Helper()
+			err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+				return probe(res.Host.HealthAddr) == want, nil
+			})
+			if err != nil {
+				t.Fatalf("operator answering = %v never came, log:\n%s", want, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
+			}
+		}
+		// kubectl scale --replicas=0 stops the operator, as it would stop
+		// the pod's container.
+		scale(0)
+		waitProbe(false)
+		scale(1)
+		waitProbe(true)
+		// A deleted pod is replaced, and the process with it.
+		pods, err := c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
+		if err != nil || len(pods.Items) != 1 {
+			t.Fatalf("operator pods: %v, %d, want 1", err, len(pods.Items))
+		}
+		old := pods.Items[0].Name
+		if err := c.Client.CoreV1().Pods(Namespace).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			b, _ := os.ReadFile(res.Host.LogPath)
+			return strings.Contains(string(b), "pod=oplab-system/pg-operator-") && !strings.Contains(string(b), old) && probe(res.Host.HealthAddr), nil
+		})
+		if err != nil {
+			t.Fatalf("operator not restarted for the pod replacing %s; log:\n%s", old, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
 		}
 	})
 

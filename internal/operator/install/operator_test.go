@@ -24,7 +24,7 @@ import (
 func TestInstallRealOperator(t *testing.T) {
 	c := clustertest.New(t)
 	dir := t.TempDir()
-	for name, pkg := range map[string]string{"crilog": "oplab.dev/oplab/cmd/crilog", "pg-operator": "oplab.dev/oplab/cmd/pg-operator"} {
+	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "pg-operator": "oplab.dev/oplab/cmd/pg-operator"} {
 		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}

@@ -1,0 +1,280 @@
+// Package hostpod plays the kubelet for one simulated pod whose container
+// runs as a host process.
+//
+// On the embedded provider KWOK simulates pods: they become Running but no
+// container runs. For the operator, oplab runs the program on the host
+// instead, and hostpod keeps that process in step with the pod, as a kubelet
+// keeps a container: it runs while a Running pod matches the selector, is
+// stopped when the pod goes (kubectl scale --replicas=0), restarted as a new
+// process when the pod is replaced (kubectl delete pod, rollout restart) and
+// restarted with a capped backoff when it exits. The program's output is
+// written in the CRI log format to the file KWOK serves as the pod's log; the
+// previous run's log is kept for kubectl logs --previous.
+package hostpod
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"oplab.dev/oplab/internal/operator/crilog"
+)
+
+// Options say which pod to play and what to run.
+type Options struct {
+	// Client watches the pods.
+	Client kubernetes.Interface
+	// Namespace and Selector (a label selector) find the pod.
+	Namespace string
+	Selector  string
+	// Argv is the program and its arguments; Env its environment, to which
+	// POD_NAME (the pod played) is added.
+	Argv []string
+	Env  []string
+	// LogPath receives the program's output as CRI log lines; at each start
+	// the last run's log is moved to PreviousLogPath.
+	LogPath         string
+	PreviousLogPath string
+	// StopGrace is how long the program gets to exit after SIGTERM; 10 s
+	// when zero.
+	StopGrace time.Duration
+	// Logger receives hostpod's own messages.
+	Logger *slog.Logger
+}
+
+// Backoff between restarts of a program that exits: doubled from
+// minBackoff up to maxBackoff, reset after a run of resetAfter.
+const (
+	minBackoff = time.Second
+	maxBackoff = 30 * time.Second
+	resetAfter = 30 * time.Second
+)
+
+// Run keeps the program in step with the pod until ctx ends, then stops it.
+func Run(ctx context.Context, o Options) error {
+	if len(o.Argv) == 0 {
+		return errors.New("no program to run")
+	}
+	if o.StopGrace == 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	sel, err := labels.Parse(o.Selector)
+	if err != nil {
+		return fmt.Errorf("pod selector: %w", err)
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(o.Client, 0,
+		informers.WithNamespace(o.Namespace),
+		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = sel.String() }))
+	podInformer := factory.Core().V1().Pods()
+	wake := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}); err != nil {
+		return err
+	}
+	lister := podInformer.Lister()
+	factory.Start(ctx.Done())
+	defer factory.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), podInformer.Informer().HasSynced) {
+		return ctx.Err()
+	}
+
+	s := &supervisor{o: o}
+	// When oplab stops the process group, the program got the signal too:
+	// give it a moment before signalling it again.
+	defer s.stopAfter(time.Second)
+	var retry <-chan time.Time
+	for {
+		pods, err := lister.List(sel)
+		if err != nil {
+			return err
+		}
+		want := runningPod(pods)
+		if s.child != nil && s.child.pod != want {
+			o.Logger.Info("pod gone or replaced: stopping the program", "pod", s.child.pod, "now", want)
+			s.stopAfter(0)
+		}
+		if s.child == nil && want != "" && !time.Now().Before(s.notBefore) {
+			if err := s.start(want); err != nil {
+				o.Logger.Error("start program", "pod", want, "err", err)
+				s.failed()
+			}
+		}
+		retry = nil
+		if s.child == nil && want != "" {
+			retry = time.After(time.Until(s.notBefore))
+		}
+		var exited <-chan struct{}
+		if s.child != nil {
+			exited = s.child.done
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-retry:
+		case <-exited:
+			o.Logger.Info("program exited", "pod", s.child.pod, "status", s.child.cmd.ProcessState.String())
+			s.reap()
+		}
+	}
+}
+
+// runningPod names the newest Running pod that is not being deleted.
+func runningPod(pods []*corev1.Pod) string {
+	live := slices.DeleteFunc(slices.Clone(pods), func(p *corev1.Pod) bool {
+		return p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil
+	})
+	if len(live) == 0 {
+		return ""
+	}
+	return slices.MaxFunc(live, func(a, b *corev1.Pod) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	}).Name
+}
+
+// supervisor owns at most one run of the program.
+type supervisor struct {
+	o         Options
+	child     *child
+	backoff   time.Duration
+	notBefore time.Time
+}
+
+type child struct {
+	pod     string
+	cmd     *exec.Cmd
+	started time.Time
+	done    chan struct{}
+	log     *os.File
+}
+
+func (s *supervisor) start(pod string) error {
+	o := s.o
+	if fi, err := os.Stat(o.LogPath); err == nil && fi.Size() > 0 && o.PreviousLogPath != "" {
+		if err := os.Rename(o.LogPath, o.PreviousLogPath); err != nil {
+			return err
+		}
+	}
+	f, err := os.OpenFile(o.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(o.Argv[0], o.Argv[1:]...)
+	cmd.Env = append(slices.Clone(o.Env), "POD_NAME="+pod)
+	outR, err := cmd.StdoutPipe()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	errR, err := cmd.StderrPipe()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	stdout, stderr := crilog.NewWriter(f, "stdout"), crilog.NewWriter(f, "stderr")
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "hostpod: start %s: %v\n", o.Argv[0], err)
+		f.Close()
+		return err
+	}
+	c := &child{pod: pod, cmd: cmd, started: time.Now(), done: make(chan struct{}), log: f}
+	var copies sync.WaitGroup
+	for _, p := range []struct {
+		w *crilog.Writer
+		r io.Reader
+	}{{stdout, outR}, {stderr, errR}} {
+		copies.Go(func() {
+			_, _ = io.Copy(p.w, p.r)
+			_ = p.w.Flush()
+		})
+	}
+	go func() {
+		copies.Wait() // drain the pipes before Wait closes them
+		_ = cmd.Wait()
+		if code := cmd.ProcessState.ExitCode(); code != 0 {
+			fmt.Fprintf(stderr, "hostpod: %s exited: %v\n", o.Argv[0], cmd.ProcessState)
+		}
+		close(c.done)
+	}()
+	s.child = c
+	s.o.Logger.Info("program started", "pod", pod, "pid", cmd.Process.Pid)
+	return nil
+}
+
+// reap forgets a child that exited and schedules the next start.
+func (s *supervisor) reap() {
+	if s.child == nil {
+		return
+	}
+	ran := time.Since(s.child.started)
+	s.child.log.Close()
+	s.child = nil
+	if ran >= resetAfter {
+		s.backoff = 0
+	}
+	s.failed()
+}
+
+// failed pushes the next start back by the backoff and doubles it.
+func (s *supervisor) failed() {
+	s.backoff = min(max(s.backoff*2, minBackoff), maxBackoff)
+	s.notBefore = time.Now().Add(s.backoff)
+}
+
+// stopAfter ends the running program: after wait (for it to exit by
+// itself) SIGTERM, then SIGKILL after the grace. A program stopped on purpose
+// starts again without delay.
+func (s *supervisor) stopAfter(wait time.Duration) {
+	c := s.child
+	if c == nil {
+		return
+	}
+	select {
+	case <-c.done:
+	case <-time.After(wait):
+		_ = c.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-c.done:
+		case <-time.After(s.o.StopGrace):
+			_ = c.cmd.Process.Kill()
+			<-c.done
+		}
+	}
+	c.log.Close()
+	s.child = nil
+	s.backoff = 0
+	s.notBefore = time.Time{}
+}
