@@ -31,7 +31,8 @@ steady state passes before the chaos, that the chaos's fault is confirmed,
 that the goal checks fail right after it, and that they pass after the
 exercise's reference solution.
 
-Each lab gets its own cluster, deleted afterwards unless --keep is given.`,
+The labs run one after another on one cluster, each torn down before the
+next; the cluster is deleted afterwards unless --keep is given.`,
 		Example: `  oplab lab selftest failover
   oplab lab selftest --all -o json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -57,16 +58,27 @@ Each lab gets its own cluster, deleted afterwards unless --keep is given.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			var progress engine.Progress
+			if output == "" {
+				progress = selftestPrinter(out)
+			}
+			e, done, err := selftestCluster(cmd.Context(), g, p, keep, out, progress)
+			if err != nil {
+				return err
+			}
+			defer done()
 			var reports []*engine.SelfTestReport
 			failed := 0
 			for _, l := range labs {
-				var progress engine.Progress
-				if output == "" {
-					progress = selftestPrinter(out)
+				if progress != nil {
 					fmt.Fprintf(out, "Self-testing lab %s\n", l.ID)
 				}
-				rep, err := selftestLab(cmd.Context(), g, p, l, keep, out, progress)
+				rep, err := e.SelfTest(cmd.Context(), l, progress)
 				if err != nil {
+					return err
+				}
+				// The next lab starts from a clean cluster.
+				if err := e.Teardown(cmd.Context(), l, nil); err != nil {
 					return err
 				}
 				reports = append(reports, rep)
@@ -91,7 +103,7 @@ Each lab gets its own cluster, deleted afterwards unless --keep is given.`,
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "self-test every lab")
-	cmd.Flags().BoolVar(&keep, "keep", false, "keep each lab's cluster after the test")
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the cluster after the test")
 	cmd.Flags().StringVar(&path, "course", "", "a course folder to take the labs from (default: the course built into oplab)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json")
 	return cmd
@@ -117,34 +129,45 @@ func selectLabs(src course.Sources, ids []string) ([]*lab.Lab, error) {
 	return out, nil
 }
 
-// selftestLab runs one lab's self-test on a cluster of its own.
-func selftestLab(ctx context.Context, g *globals, p *cluster.Provider, l *lab.Lab, keep bool, out io.Writer, progress engine.Progress) (*engine.SelfTestReport, error) {
-	name := fmt.Sprintf("selftest-%s-%d", l.ID, time.Now().Unix()%100000)
+// selftestCluster creates the cluster the labs are self-tested on, one
+// after another, and returns an Engine on it and the function that deletes
+// it (unless keep).
+func selftestCluster(ctx context.Context, g *globals, p *cluster.Provider, keep bool, out io.Writer, progress engine.Progress) (*engine.Engine, func(), error) {
+	name := fmt.Sprintf("selftest-%d", time.Now().Unix()%100000)
 	var createProgress func(cluster.Step)
 	if progress != nil {
+		fmt.Fprintf(out, "Creating cluster %s\n", name)
 		createProgress = progressPrinter(out)
 	}
-	if err := p.Create(ctx, name, cluster.CreateWithProgress(createProgress)); err != nil {
-		return nil, fmt.Errorf("create cluster %s: %w", name, err)
+	remove := func() {
+		// The command's context may be cancelled; the cluster must go anyway.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = p.Delete(dctx, name)
 	}
+	if err := p.Create(ctx, name, cluster.CreateWithProgress(createProgress)); err != nil {
+		remove()
+		return nil, nil, fmt.Errorf("create cluster %s: %w", name, err)
+	}
+	done := remove
 	if keep {
-		if kc, err := p.KubeconfigPath(name); err == nil && progress != nil {
-			defer fmt.Fprintf(out, "Cluster %s kept: kubectl --kubeconfig %s get pgc\n", name, kc)
+		done = func() {
+			if kc, err := p.KubeconfigPath(name); err == nil && progress != nil {
+				fmt.Fprintf(out, "Cluster %s kept: kubectl --kubeconfig %s get pgc\n", name, kc)
+			}
 		}
-	} else {
-		defer func() {
-			// The command's context may be cancelled; the cluster must go anyway.
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			_ = p.Delete(dctx, name)
-		}()
 	}
 	cfg, err := p.RESTConfig(name)
 	if err != nil {
-		return nil, err
+		done()
+		return nil, nil, err
 	}
-	t := engine.Target{Config: cfg, Provider: p, Cluster: name, BinDir: g.binDir, Logger: g.logger()}
-	return engine.SelfTest(ctx, l, t, progress)
+	e, err := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: name, BinDir: g.binDir, Logger: g.logger()})
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return e, done, nil
 }
 
 // selftestPrinter prints each finished step of a self-test.
