@@ -298,3 +298,43 @@ func TestMissingCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestRecover fails a session an oplab left provisioning, and leaves alone
+// one still making progress and one this Manager is working on.
+func TestRecover(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	for _, id := range []string{"stuck", "busy", "fresh"} {
+		f.seed(t, id, "failover", Provisioning, 0, nil)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, id := range []string{"stuck", "busy"} {
+		if err := f.store.AppendEvents(ctx, id, &store.Event{Kind: KindStep, At: old}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.store.AppendEvents(ctx, "fresh", &store.Event{Kind: KindStep}); err != nil {
+		t.Fatal(err)
+	}
+	f.seed(t, "over", "failover", Expired, 0, nil)
+	unlock := f.m.lock("busy")
+	rep, err := f.m.Recover(ctx, 10*time.Minute)
+	unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]State{"stuck": Failed, "busy": Provisioning, "fresh": Provisioning, "over": Expired}
+	for id, st := range want {
+		got, _ := f.m.Status(ctx, id)
+		if got.State != st {
+			t.Errorf("%s after recover: got %s, want %s", id, got.State, st)
+		}
+	}
+	if strings.Join(rep.Failed, ",") != "stuck" || len(rep.Deleted) != 0 {
+		t.Errorf("report: got %+v, want stuck failed and nothing deleted", rep)
+	}
+	if got, _ := f.m.Status(ctx, "stuck"); !strings.Contains(got.Error, "oplab stopped while provisioning") {
+		t.Errorf("error of the stuck session: got %q", got.Error)
+	}
+}

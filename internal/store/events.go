@@ -36,10 +36,30 @@ func appendEvents(ctx context.Context, tx *sql.Tx, sessionID string, evs []*Even
 // Events returns a session's timeline after seq (0 for all of it), oldest
 // first.
 func (s *SQLite) Events(ctx context.Context, sessionID string, after int64) ([]Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, session_id, at, kind, exercise, message, data FROM events
+	evs, err := s.queryEvents(ctx, `SELECT seq, session_id, at, kind, exercise, message, data FROM events
 		WHERE session_id = ? AND seq > ? ORDER BY seq`, sessionID, after)
 	if err != nil {
 		return nil, fmt.Errorf("read timeline of session %q: %w", sessionID, err)
+	}
+	return evs, nil
+}
+
+// EventsAfter returns up to limit events of every session after seq,
+// oldest first: a dashboard that watches a whole class polls it with the
+// last seq it saw (seqs grow across sessions).
+func (s *SQLite) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
+	evs, err := s.queryEvents(ctx, `SELECT seq, session_id, at, kind, exercise, message, data FROM events
+		WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read timelines: %w", err)
+	}
+	return evs, nil
+}
+
+func (s *SQLite) queryEvents(ctx context.Context, q string, args ...any) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []Event
@@ -48,13 +68,10 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64) ([]E
 		var at int64
 		var data string
 		if err := rows.Scan(&ev.Seq, &ev.SessionID, &at, &ev.Kind, &ev.Exercise, &ev.Message, &data); err != nil {
-			return nil, fmt.Errorf("read timeline of session %q: %w", sessionID, err)
+			return nil, err
 		}
 		ev.At, ev.Data = fromNano(at), []byte(data)
 		out = append(out, ev)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read timeline of session %q: %w", sessionID, err)
-	}
-	return out, nil
+	return out, rows.Err()
 }

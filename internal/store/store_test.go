@@ -180,6 +180,17 @@ func TestEventsAndResults(t *testing.T) {
 		t.Errorf("exercise result: got %+v, want the replacing 5/5 passed in 1.2s", ex)
 	}
 
+	if err := s.CreateSession(ctx, newSession("b", "bob", "rbac", "ready"), &Event{Kind: "state", Message: "b1"}); err != nil {
+		t.Fatal(err)
+	}
+	across, err := s.EventsAfter(ctx, evs[0].Seq, 10)
+	if err != nil || len(across) != 2 || across[0].SessionID != "a" || across[1].SessionID != "b" {
+		t.Errorf("events of every session after seq %d: got %+v, %v; want a's check then b's state", evs[0].Seq, across, err)
+	}
+	if one, _ := s.EventsAfter(ctx, 0, 1); len(one) != 1 || one[0].Seq != evs[0].Seq {
+		t.Errorf("events after 0, limit 1: got %+v, want the first", one)
+	}
+
 	if err := s.DeleteSession(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
