@@ -13,7 +13,7 @@ type HintResult struct {
 	// Shown are the hints shown so far in this attempt, oldest first; the
 	// last is new when New is true.
 	Shown []ShownHint `json:"shown"`
-	New   bool       `json:"new"`
+	New   bool        `json:"new"`
 	// More is true when the exercise has hints not shown yet.
 	More bool `json:"more"`
 }
