@@ -204,7 +204,7 @@ func printCheck(w io.Writer, s style, m *session.Manager, res *session.CheckResu
 	}
 	fmt.Fprintln(w)
 	if !res.Passed {
-		fmt.Fprintln(w, "Not recovered yet. Keep going; `oplab lab hint` helps when you are stuck.")
+		fmt.Fprintf(w, "%s. Keep going; `oplab lab hint` helps when you are stuck.\n", capitalize(notYet(res)))
 		return
 	}
 	if res.Recovery > 0 {
@@ -253,4 +253,11 @@ func listSessions(cmd *cobra.Command, m *session.Manager, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Lab, s.State, s.Exercise+1, s.Created.Local().Format(time.DateTime))
 	}
 	return tw.Flush()
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -238,7 +238,7 @@ func newLabCheckCmd(g *globals) *cobra.Command {
 					printCheck(r.out, r.s, r.m, res)
 				}
 				if !res.Passed {
-					return fmt.Errorf("exercise %s: %d of %d points, not recovered yet", res.Exercise, res.Report.Score, res.Report.Total)
+					return fmt.Errorf("exercise %s: %d of %d points, %s", res.Exercise, res.Report.Score, res.Report.Total, notYet(res))
 				}
 				return nil
 			})
@@ -342,4 +342,12 @@ func cleanEnded(ctx context.Context, m *session.Manager, progress session.Progre
 		}
 	}
 	return nil
+}
+
+// notYet says that a check failed, in the words of its exercise.
+func notYet(res *session.CheckResult) string {
+	if a := res.Status.Attempt; a != nil && !a.T0.IsZero() {
+		return "not recovered yet"
+	}
+	return "not done yet"
 }

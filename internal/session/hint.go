@@ -27,7 +27,8 @@ type ShownHint struct {
 
 // Hint shows the next hint of the current exercise if its evidence was
 // seen or its time has come, and records it. Hints come strictly in order,
-// gentlest first.
+// gentlest first. An exercise without chaos is started first if it has not
+// been; one with chaos must have had it (ErrOutOfOrder otherwise).
 func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
 	s, unlock, err := m.open(ctx, id)
 	if err != nil {
@@ -35,12 +36,18 @@ func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
 	}
 	defer unlock()
 	ex := s.exercise()
-	if s.state() != InExercise || s.work.Attempt == nil {
-		return nil, fmt.Errorf("exercise %s has not started, so there is nothing to hint at yet: %w", ex.ID, ErrOutOfOrder)
+	if s.work.Attempt == nil && len(ex.Chaos) > 0 {
+		return nil, fmt.Errorf("exercise %s has not started: inject its chaos first: %w", ex.ID, ErrOutOfOrder)
 	}
 	e, err := m.engine(&s.rec)
 	if err != nil {
 		return nil, err
+	}
+	if s.work.Attempt == nil {
+		// An exercise without chaos starts when the learner turns to it.
+		if err := m.begin(ctx, s, e, nil); err != nil {
+			return nil, err
+		}
 	}
 	res := &HintResult{Exercise: ex.ID}
 	h, ok, err := e.NextHint(ctx, s.lab, s.work.Attempt, s.work.Hints)
