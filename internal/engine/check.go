@@ -69,8 +69,9 @@ func checkFor(p any) checkFn {
 	return nil
 }
 
-// RunChecks runs checks at once in the context of attempt a: each polls
-// within its time budget until it passes Passes times in a row.
+// RunChecks runs checks at once in the context of attempt a (nil: one that
+// starts now): each polls within its time budget until it passes Passes
+// times in a row.
 func (e *Engine) RunChecks(ctx context.Context, a *Attempt, checks []lab.Check, o CheckOptions) (Report, error) {
 	return e.runChecks(ctx, "", a, checks, o)
 }
@@ -78,6 +79,9 @@ func (e *Engine) RunChecks(ctx context.Context, a *Attempt, checks []lab.Check, 
 // runChecks is RunChecks reporting each result, once all are known, as a
 // Step of phase (Progress is called from the caller's goroutine only).
 func (e *Engine) runChecks(ctx context.Context, phase string, a *Attempt, checks []lab.Check, o CheckOptions) (Report, error) {
+	if a == nil {
+		a = &Attempt{Started: time.Now()}
+	}
 	results := make([]Result, len(checks))
 	var wg sync.WaitGroup
 	for i := range checks {
