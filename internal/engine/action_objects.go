@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,8 +16,6 @@ import (
 
 	"oplab.dev/oplab/internal/lab"
 )
-
-func timeUntil(t time.Time) time.Duration { return time.Until(t) }
 
 // manifestObjects decodes the YAML documents of a manifest.
 func manifestObjects(manifest string) ([]*unstructured.Unstructured, error) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,7 +21,7 @@ func (e *Engine) installer(ctx context.Context) (*install.Installer, error) {
 	}
 	opts := install.Options{Logger: e.log}
 	if d, ok := ctx.Deadline(); ok {
-		opts.Timeout = timeUntil(d)
+		opts.Timeout = time.Until(d)
 	}
 	return install.ForCluster(e.t.Provider, e.t.Cluster, e.t.BinDir, opts)
 }

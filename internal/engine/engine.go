@@ -15,9 +15,9 @@
 //	_ = e.Setup(ctx, l, progress)                   // once per lab
 //	a, _ := e.Begin(ctx, l, "delete-primary")       // records the baseline
 //	rep, _ := e.SteadyState(ctx, l, a, engine.CheckOptions{})
-//	_ = e.Chaos(ctx, l, a, progress)                // a.T0 is set
+//	_, _ = e.Chaos(ctx, l, a, progress)             // a.T0 is set
 //	rep, _ = e.Check(ctx, l, a, engine.CheckOptions{}) // a.T1 is set once all goals pass
-//	h, _ := e.NextHint(ctx, l, a, shown)
+//	h, due, _ := e.NextHint(ctx, l, a, shown)
 //	_ = e.Reset(ctx, l, a, progress)                // back to the baseline
 package engine
 
@@ -190,9 +190,12 @@ var (
 
 // The Engine's methods, by file:
 //
-//	New, Lab lookup ........................ runner.go
-//	Setup, Begin, Chaos, Solve, Reset ...... exercise.go
-//	SteadyState, Check, RunChecks .......... checks.go
-//	Evidence, NextHint ..................... evidence.go, hints.go
-//	Answer (quiz.ClusterAnswers) ........... answers.go
-//	SelfTest ............................... selftest.go
+//	New ...................................... runner.go
+//	Setup, Begin, SteadyState, Chaos, Check,
+//	Solve .................................... exercise.go
+//	Reset, Teardown .......................... reset.go
+//	RunChecks and the checks ................. check.go, check_*.go
+//	the actions .............................. action.go, action_*.go
+//	Evidence, NextHint ....................... evidence.go (logs: logs.go)
+//	Answer (quiz.ClusterAnswers) ............. answers.go
+//	SelfTest ................................. selftest.go
