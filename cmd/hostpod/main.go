@@ -2,9 +2,12 @@
 // as a kubelet runs a container, and writes the program's output in the CRI
 // log format to the file KWOK serves as the pod's log. See package hostpod.
 //
-//	hostpod -kubeconfig ADMIN -namespace NS -selector SEL -log FILE [-previous-log FILE] -- program [args...]
+//	hostpod -kubeconfig ADMIN -namespace NS -selector SEL -log FILE [-previous-log FILE]
+//	        [-token-file FILE -service-account NAME -token-ttl 24h] -- program [args...]
 //
-// oplab runs the operator through it on the embedded provider.
+// With -token-file it also keeps the ServiceAccount token in FILE fresh, as a
+// kubelet does for a pod's projected token. oplab runs the operator through it
+// on the embedded provider.
 package main
 
 import (
@@ -15,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -39,6 +43,9 @@ func run(ctx context.Context, args []string) error {
 	selector := fs.String("selector", "", "label selector of the pod")
 	logPath := fs.String("log", "", "file to write the program's output to, as CRI log lines")
 	previous := fs.String("previous-log", "", "where the last run's log is moved at each start")
+	tokenFile := fs.String("token-file", "", "keep a token of -service-account (in -namespace) fresh in this file")
+	serviceAccount := fs.String("service-account", "", "the ServiceAccount whose token -token-file holds")
+	tokenTTL := fs.Duration("token-ttl", 24*time.Hour, "lifetime asked for each token")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -53,6 +60,21 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *tokenFile != "" {
+		if *serviceAccount == "" {
+			return fmt.Errorf("-token-file needs -service-account")
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		defer func() { cancel(); <-done }()
+		go func() {
+			defer close(done)
+			hostpod.RefreshTokens(ctx, hostpod.TokenOptions{
+				Client: cs, Namespace: *namespace, ServiceAccount: *serviceAccount, File: *tokenFile, TTL: *tokenTTL,
+			}, func(err error) { logger.Error("refresh token", "err", err) })
+		}()
+	}
 	return hostpod.Run(ctx, hostpod.Options{
 		Client:          cs,
 		Namespace:       *namespace,
@@ -61,6 +83,6 @@ func run(ctx context.Context, args []string) error {
 		Env:             os.Environ(),
 		LogPath:         *logPath,
 		PreviousLogPath: *previous,
-		Logger:          slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Logger:          logger,
 	})
 }

@@ -56,7 +56,8 @@ type Host struct {
 	// private to the user; it belongs to the cluster and goes with it.
 	Dir string
 	// TokenTTL is the lifetime asked for the ServiceAccount token;
-	// DefaultTokenTTL when zero. Call RefreshToken before it ends.
+	// DefaultTokenTTL when zero. hostpod mints a new token when four fifths
+	// of it have passed; RefreshToken does it at once.
 	TokenTTL time.Duration
 }
 
@@ -77,6 +78,13 @@ type HostStatus struct {
 	Kubeconfig string
 	// TokenExpires is when the operator's token ends.
 	TokenExpires time.Time
+}
+
+func (h *Host) tokenTTL() time.Duration {
+	if h.TokenTTL == 0 {
+		return DefaultTokenTTL
+	}
+	return h.TokenTTL
 }
 
 // hostProcessName names the process for the runner.
@@ -138,6 +146,9 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 			"-selector", "app.kubernetes.io/name=pg-operator",
 			"-log", logPath,
 			"-previous-log", previous,
+			"-token-file", tokenPath,
+			"-service-account", ServiceAccount,
+			"-token-ttl", h.tokenTTL().String(),
 			"--", h.Operator,
 		}, args...),
 		Env: []string{
@@ -183,7 +194,8 @@ func (in *Installer) stopHost(ctx context.Context) error {
 
 // RefreshToken mints a new token for the operator's ServiceAccount and
 // replaces the token file; the operator's client re-reads the file every
-// minute, so no restart is needed. Call it before HostStatus.TokenExpires.
+// minute, so no restart is needed. hostpod does this by itself before the
+// token expires; RefreshToken is for when a token must be replaced now.
 func (in *Installer) RefreshToken(ctx context.Context) (time.Time, error) {
 	if in.opts.Host == nil {
 		return time.Time{}, errors.New("refresh token: the operator does not run as a host process")
@@ -199,11 +211,7 @@ func (in *Installer) RefreshToken(ctx context.Context) (time.Time, error) {
 // and writes it, private, to the token file. The token is never logged.
 func (in *Installer) writeToken(ctx context.Context, cs kubernetes.Interface) (time.Time, error) {
 	h := in.opts.Host
-	ttl := h.TokenTTL
-	if ttl == 0 {
-		ttl = DefaultTokenTTL
-	}
-	secs := int64(ttl / time.Second)
+	secs := int64(h.tokenTTL() / time.Second)
 	tr, err := cs.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, ServiceAccount,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}},
 		metav1.CreateOptions{})

@@ -3,6 +3,7 @@ package install
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -140,6 +142,7 @@ func TestInstallHostProcess(t *testing.T) {
 	})
 
 	t.Run("kubectl logs", func(t *testing.T) {
+		waitLog(ctx, t, res.Host.LogPath, "reconcile tick 1")
 		out := kubectl(ctx, t, c.Kubeconfig, "logs", "-n", Namespace, "deploy/pg-operator")
 		if strings.Contains(out, " stdout F ") || strings.Contains(out, " stderr F ") {
 			t.Errorf("kubectl logs = %q, want the text without the CRI prefixes", abbrev(out))
@@ -154,12 +157,9 @@ func TestInstallHostProcess(t *testing.T) {
 	t.Run("follows its pod", func(t *testing.T) {
 		scale := func(n int32) {
 			t.Helper()
-			sc, err := c.Client.AppsV1().Deployments(Namespace).GetScale(ctx, Deployment, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sc.Spec.Replicas = n
-			if _, err := c.Client.AppsV1().Deployments(Namespace).UpdateScale(ctx, Deployment, sc, metav1.UpdateOptions{}); err != nil {
+			// As kubectl scale does, without a resourceVersion to conflict on.
+			patch := []byte(fmt.Sprintf(`{"spec":{"replicas":%d}}`, n))
+			if _, err := c.Client.AppsV1().Deployments(Namespace).Patch(ctx, Deployment, types.MergePatchType, patch, metav1.PatchOptions{}, "scale"); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -246,6 +246,10 @@ func TestInstallHostProcess(t *testing.T) {
 		}
 		if string(renewed) == string(old) || len(renewed) == 0 {
 			t.Error("token file unchanged after refresh")
+		}
+		// hostpod, which keeps the token fresh, had nothing to complain of.
+		if b, _ := os.ReadFile(filepath.Join(host.Dir, "hostpod.log")); strings.Contains(string(b), "refresh token") {
+			t.Errorf("hostpod log reports token trouble:\n%s", b)
 		}
 		// The same kubeconfig works with the new token.
 		if _, err := operatorClient(t, res.Host.Kubeconfig).AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{}); err != nil {

@@ -1,0 +1,106 @@
+package hostpod
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TokenOptions say how to keep a ServiceAccount token fresh, as a kubelet
+// keeps a projected token: a new one is minted when the current one has used
+// four fifths of its lifetime. The program's client re-reads the file (as
+// client-go does every minute for a kubeconfig's tokenFile), so it never
+// holds an expired token.
+type TokenOptions struct {
+	Client         kubernetes.Interface
+	Namespace      string
+	ServiceAccount string
+	// File holds the token; it is replaced atomically and never logged.
+	File string
+	// TTL is the lifetime asked for each new token.
+	TTL time.Duration
+}
+
+// retryToken is the pause after a failed refresh.
+const retryToken = 30 * time.Second
+
+// RefreshTokens keeps o.File fresh until ctx ends. Failures are reported to
+// report and retried.
+func RefreshTokens(ctx context.Context, o TokenOptions, report func(error)) {
+	for {
+		wait := retryToken
+		exp, issued, err := tokenTimes(o.File)
+		if err == nil {
+			// Refresh at 80% of the lifetime.
+			wait = time.Until(issued.Add(exp.Sub(issued) * 4 / 5))
+		}
+		if err != nil || wait <= 0 {
+			if err := mintToken(ctx, o); err != nil {
+				report(err)
+				wait = retryToken
+			} else {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+func mintToken(ctx context.Context, o TokenOptions) error {
+	secs := int64(o.TTL / time.Second)
+	tr, err := o.Client.CoreV1().ServiceAccounts(o.Namespace).CreateToken(ctx, o.ServiceAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &secs}},
+		metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("request a token for %s/%s: %w", o.Namespace, o.ServiceAccount, err)
+	}
+	tmp := o.File + ".tmp"
+	if err := os.WriteFile(tmp, []byte(tr.Status.Token), 0o600); err != nil {
+		return fmt.Errorf("write token: %w", err)
+	}
+	if err := os.Rename(tmp, o.File); err != nil {
+		return fmt.Errorf("write token: %w", err)
+	}
+	return nil
+}
+
+// tokenTimes reads the exp and iat claims of the JWT in file. The token is
+// not verified: it is ours, and only its times are needed.
+func tokenTimes(file string) (exp, iat time.Time, err error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return exp, iat, err
+	}
+	parts := strings.Split(strings.TrimSpace(string(b)), ".")
+	if len(parts) != 3 {
+		return exp, iat, errors.New("token is not a JWT")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return exp, iat, fmt.Errorf("token payload: %w", err)
+	}
+	var claims struct {
+		Exp int64 `json:"exp"`
+		Iat int64 `json:"iat"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return exp, iat, fmt.Errorf("token claims: %w", err)
+	}
+	if claims.Exp == 0 || claims.Iat == 0 || claims.Exp <= claims.Iat {
+		return exp, iat, errors.New("token has no valid exp and iat claims")
+	}
+	return time.Unix(claims.Exp, 0), time.Unix(claims.Iat, 0), nil
+}
