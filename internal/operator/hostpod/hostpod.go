@@ -9,7 +9,9 @@
 // process when the pod is replaced (kubectl delete pod, rollout restart) and
 // restarted with a capped backoff when it exits. The program's output is
 // written in the CRI log format to the file KWOK serves as the pod's log; the
-// previous run's log is kept for kubectl logs --previous.
+// previous run's log is kept for kubectl logs --previous. RefreshTokens keeps
+// the program's ServiceAccount token fresh, as a kubelet keeps a projected
+// token.
 package hostpod
 
 import (
