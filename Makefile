@@ -29,7 +29,7 @@ $(CONTROLPLANE_BINS) &: $(CONTROLPLANE_SRC)
 	./hack/build-controlplane.sh $(BIN)
 	@touch $(CONTROLPLANE_BINS)
 
-build: ## Build oplab, pg-operator and crilog into ./bin
+build: ## Build oplab, pg-operator and hostpod into ./bin
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 run: controlplane build ## Build what is needed and start the lab server
