@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +52,11 @@ func (g *globals) sessions(ctx context.Context) (m *session.Manager, closeFn fun
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err = session.New(session.Options{Store: st, Provider: p, Labs: course.Embedded().Labs, BinDir: g.binDir, Logger: g.logger()})
+	m, err = session.New(session.Options{
+		Store: st, Provider: p, Labs: course.Embedded().Labs, BinDir: g.binDir, Logger: g.logger(),
+		// Two oplab commands in two terminals take turns on a session.
+		LockDir: filepath.Join(g.dataDir, "locks"),
+	})
 	if err != nil {
 		st.Close()
 		return nil, nil, err

@@ -14,7 +14,10 @@ import (
 // open loads a session, locks it, and checks that it is live and ready for
 // exercises. The caller must call the returned unlock.
 func (m *Manager) open(ctx context.Context, id string) (*live, func(), error) {
-	unlock := m.lock(id)
+	unlock, err := m.lock(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
 	s, err := m.load(ctx, id)
 	if err != nil {
 		unlock()

@@ -62,6 +62,10 @@ type Options struct {
 	Labs fs.FS
 	// BinDir holds pg-operator and crilog for the operator's host process.
 	BinDir string
+	// LockDir, when set, holds a lock file per session so that several
+	// processes (oplab commands in two terminals) work on a session one
+	// at a time; without it calls are serialised within this process only.
+	LockDir string
 	// CheckTimeout caps each goal check's time budget in Check, so a
 	// learner gets a quick verdict; DefaultCheckTimeout when zero.
 	CheckTimeout time.Duration
@@ -73,8 +77,8 @@ type Options struct {
 const DefaultCheckTimeout = 10 * time.Second
 
 // Manager runs sessions. It is safe for concurrent use: calls on one
-// session are serialised in this process, and the store's optimistic
-// versions catch a second process changing the same session.
+// session are serialised (across processes too, with Options.LockDir), and
+// the store's optimistic versions catch any other writer.
 type Manager struct {
 	o       Options
 	log     *slog.Logger
@@ -96,19 +100,6 @@ func New(o Options) (*Manager, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}}, nil
-}
-
-// lock serialises calls on one session and returns the unlock.
-func (m *Manager) lock(id string) func() {
-	m.mu.Lock()
-	l, ok := m.locks[id]
-	if !ok {
-		l = &sync.Mutex{}
-		m.locks[id] = l
-	}
-	m.mu.Unlock()
-	l.Lock()
-	return l.Unlock
 }
 
 // Lab loads lab id.

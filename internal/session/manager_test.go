@@ -318,7 +318,10 @@ func TestRecover(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.seed(t, "over", "failover", Expired, 0, nil)
-	unlock := f.m.lock("busy")
+	unlock, err := f.m.lock(ctx, "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep, err := f.m.Recover(ctx, 10*time.Minute)
 	unlock()
 	if err != nil {

@@ -11,7 +11,10 @@ import (
 // the score. Cluster questions are checked against the session's cluster
 // while it exists; once it was deleted they count as not correct.
 func (m *Manager) Quiz(ctx context.Context, id string, q *quiz.Quiz, answers quiz.Answers) (*quiz.Result, error) {
-	unlock := m.lock(id)
+	unlock, err := m.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	s, err := m.load(ctx, id)
 	if err != nil {

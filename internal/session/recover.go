@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"oplab.dev/oplab/internal/store"
@@ -86,19 +85,4 @@ func (m *Manager) lastActivity(ctx context.Context, s *live) (time.Time, error) 
 		return evs[n-1].At, nil
 	}
 	return s.rec.Updated, nil
-}
-
-// tryLock takes a session's lock unless this Manager holds it.
-func (m *Manager) tryLock(id string) (func(), bool) {
-	m.mu.Lock()
-	l, ok := m.locks[id]
-	if !ok {
-		l = &sync.Mutex{}
-		m.locks[id] = l
-	}
-	m.mu.Unlock()
-	if !l.TryLock() {
-		return nil, false
-	}
-	return l.Unlock, true
 }

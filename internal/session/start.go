@@ -69,7 +69,10 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 		return nil, err
 	}
 	progress.report(first, nil)
-	unlock := m.lock(id)
+	unlock, err := m.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	if err := m.provision(ctx, s, progress); err != nil {
 		return m.fail(ctx, s, err, progress)

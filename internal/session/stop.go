@@ -11,7 +11,10 @@ import (
 // expired (it ended before it was completed) with reason; one that already
 // ended keeps its state. Stopping twice is harmless.
 func (m *Manager) Stop(ctx context.Context, id, reason string, progress Progress) (*Status, error) {
-	unlock := m.lock(id)
+	unlock, err := m.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	defer unlock()
 	rec, err := m.o.Store.Session(ctx, id)
 	if err != nil {

@@ -1,0 +1,109 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// lockPoll is how often a session lock held elsewhere is tried again.
+const lockPoll = 100 * time.Millisecond
+
+// lock serialises work on one session: in this process with a mutex and,
+// when Options.LockDir is set, across processes (two oplab commands in two
+// terminals) with a file lock. It waits until the lock is free or ctx
+// ends, and returns the unlock.
+func (m *Manager) lock(ctx context.Context, id string) (func(), error) {
+	l := m.mutex(id)
+	for !l.TryLock() {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("session %s is busy: %w", id, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+	f, err := m.flock(ctx, id, true)
+	if err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return func() {
+		if f != nil {
+			f.Close() // releases the file lock
+		}
+		l.Unlock()
+	}, nil
+}
+
+// tryLock takes a session's lock unless it is held, here or elsewhere.
+func (m *Manager) tryLock(id string) (func(), bool) {
+	l := m.mutex(id)
+	if !l.TryLock() {
+		return nil, false
+	}
+	f, err := m.flock(context.Background(), id, false)
+	if err != nil {
+		l.Unlock()
+		return nil, false
+	}
+	return func() {
+		if f != nil {
+			f.Close()
+		}
+		l.Unlock()
+	}, true
+}
+
+func (m *Manager) mutex(id string) *sync.Mutex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.locks[id]
+	if !ok {
+		l = &sync.Mutex{}
+		m.locks[id] = l
+	}
+	return l
+}
+
+// errLocked: another process holds the session's file lock.
+var errLocked = errors.New("session locked by another process")
+
+// flock takes the file lock of session id, waiting for it when wait is
+// set; nil without a LockDir.
+func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, error) {
+	if m.o.LockDir == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(m.o.LockDir, 0o700); err != nil {
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	f, err := os.OpenFile(filepath.Join(m.o.LockDir, id+".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("lock session %s: %w", id, err)
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock session %s: %w", id, err)
+		}
+		if !wait {
+			f.Close()
+			return nil, errLocked
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("session %s is busy with another oplab command: %w", id, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+}
