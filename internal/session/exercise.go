@@ -64,7 +64,7 @@ func (m *Manager) Chaos(ctx context.Context, id, exercise string, progress Progr
 		return nil, err
 	}
 	ex := s.exercise()
-	if s.state() == InExercise && (len(ex.Chaos) == 0 || !s.work.Attempt.T0.IsZero()) {
+	if s.state() == InExercise && s.work.Attempt != nil && (len(ex.Chaos) == 0 || !s.work.Attempt.T0.IsZero()) {
 		return nil, fmt.Errorf("exercise %s already started at %s: repair it and run check, or reset it: %w",
 			ex.ID, since(s.work.Attempt).Format(time.TimeOnly), ErrOutOfOrder)
 	}

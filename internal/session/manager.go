@@ -239,8 +239,8 @@ func (m *Manager) move(ctx context.Context, s *live, to State, reason string, pr
 	return m.save(ctx, s, progress, evs...)
 }
 
-// appendStep persists a finished step and reports it; a started step is
-// only reported.
+// stepReporter returns a function that persists a finished step on the
+// session's timeline and then reports it; a started step is only reported.
 func (m *Manager) stepReporter(ctx context.Context, id, exercise string, progress Progress) func(StepData) {
 	return func(st StepData) {
 		ev := newEvent(KindStep, exercise, st.Message, st)

@@ -31,8 +31,8 @@ type Session struct {
 	Lang    string    `json:"lang"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
-	// Version counts updates; Update fails with ErrConflict when the stored
-	// version is not the one the caller read.
+	// Version counts updates; UpdateSession fails with ErrConflict when
+	// the stored version is not the one the caller read.
 	Version int64 `json:"version"`
 	// Data is the session package's working state as JSON (the current
 	// attempt at an exercise); the store does not interpret it.
@@ -76,7 +76,7 @@ const (
 	ResultQuiz     = "quiz"
 )
 
-// Filter selects sessions in List. Zero fields match everything.
+// Filter selects sessions in Sessions. Zero fields match everything.
 type Filter struct {
 	Learner string
 	Lab     string
