@@ -261,3 +261,33 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// printTimeline prints a session's timeline, one event a line.
+func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON bool) error {
+	evs, err := m.Timeline(cmd.Context(), id, 0)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if asJSON {
+		if evs == nil {
+			evs = []store.Event{}
+		}
+		return writeJSON(out, evs)
+	}
+	s := newStyle(out)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tKIND\tEXERCISE\tWHAT")
+	for _, ev := range evs {
+		what := ev.Message
+		if st, ok := session.DecodeStep(ev); ok && st.Error != "" {
+			what = s.bad(what + ": " + st.Error)
+		}
+		ex := ev.Exercise
+		if ex == "" {
+			ex = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ev.At.Local().Format("15:04:05.000"), ev.Kind, ex, what)
+	}
+	return tw.Flush()
+}

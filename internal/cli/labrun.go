@@ -144,8 +144,9 @@ oplab lab stop.`,
 
 func newLabStatusCmd(g *globals) *cobra.Command {
 	var (
-		f   sessionFlags
-		all bool
+		f        sessionFlags
+		all      bool
+		timeline bool
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
@@ -169,6 +170,9 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if timeline {
+				return printTimeline(cmd, m, id, asJSON)
+			}
 			st, err := m.Status(cmd.Context(), id)
 			if err != nil {
 				return err
@@ -182,6 +186,7 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 	}
 	f.add(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "list every session")
+	cmd.Flags().BoolVar(&timeline, "timeline", false, "show everything the session recorded, in order")
 	return cmd
 }
 

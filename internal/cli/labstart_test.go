@@ -34,6 +34,10 @@ func TestLabStartInterrupted(t *testing.T) {
 	if stdout, _, _ := run(t, append([]string{"cluster", "list"}, flags...)...); !strings.Contains(stdout, "No clusters") {
 		t.Errorf("clusters after the interruption:\n%s", stdout)
 	}
+	stdout, _, err = run(t, append([]string{"lab", "status", "--timeline"}, flags...)...)
+	if err != nil || !strings.Contains(stdout, "state") || !strings.Contains(stdout, "provisioning → failed: create cluster") || !strings.Contains(stdout, "Starting etcd") {
+		t.Errorf("timeline: %v\n%s\nwant the start, its steps and the failure", err, stdout)
+	}
 	// A failed session is not active: the next start is not refused for it.
 	interruptStart(t, flags)
 	var list []json.RawMessage
