@@ -202,7 +202,7 @@ func TestBadInput(t *testing.T) {
 				started = append(started, s.Name)
 			}
 		}))
-		if err == nil || !strings.Contains(err.Error(), "kube-scheduler exited during start-up") || !strings.Contains(err.Error(), "cannot load configuration") {
+		if err == nil || !strings.Contains(err.Error(), "kube-scheduler exited (exit status 3) during start-up") || !strings.Contains(err.Error(), "cannot load configuration") {
 			t.Fatalf("create with a failing scheduler: got %v, want an error naming kube-scheduler with its log", err)
 		}
 		if len(started) < 3 {

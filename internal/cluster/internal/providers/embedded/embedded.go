@@ -131,13 +131,26 @@ func (p *Provider) env(dir string, extra []string) []string {
 }
 
 // Create makes a cluster; see providers.Provider.
-func (p *Provider) Create(ctx context.Context, name string, opts providers.CreateOptions) (err error) {
+func (p *Provider) Create(ctx context.Context, name string, opts providers.CreateOptions) error {
 	if err := checkName(name); err != nil {
 		return err
 	}
 	if err := p.checkBinaries(); err != nil {
 		return err
 	}
+	// Another process may bind one of the free ports before the component
+	// does; the cluster is then removed and made again on other ports.
+	const attempts = 3
+	for i := 1; ; i++ {
+		err := p.create(ctx, name, opts)
+		if !errors.Is(err, errPortTaken) || opts.APIServerPort != 0 || i == attempts {
+			return err
+		}
+		p.logger.Info("a port was taken during start-up, retrying on other ports", "cluster", name, "attempt", i)
+	}
+}
+
+func (p *Provider) create(ctx context.Context, name string, opts providers.CreateOptions) (err error) {
 	pt, err := allocatePorts(opts.APIServerPort)
 	if err != nil {
 		return err
@@ -291,7 +304,7 @@ func (c *creation) startAndWait(ctx context.Context, hc *http.Client, timeout ti
 	errs := make([]error, len(recs))
 	var wg sync.WaitGroup
 	for i, rec := range recs {
-		wg.Go(func() { errs[i] = waitHealthy(ctx, hc, rec, c.l.dir, timeout) })
+		wg.Go(func() { errs[i] = waitHealthy(ctx, hc, rec, c.l.dir, timeout, c.p.reaper.exitStatus) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

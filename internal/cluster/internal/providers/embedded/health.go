@@ -58,13 +58,22 @@ func probe(ctx context.Context, c *http.Client, url string) error {
 
 // waitHealthy polls url until it answers 200, the process dies, or timeout
 // passes. A failure names the component and shows the tail of its log.
-func waitHealthy(parent context.Context, c *http.Client, rec processRecord, marker string, timeout time.Duration) error {
+func waitHealthy(parent context.Context, c *http.Client, rec processRecord, marker string, timeout time.Duration, exitStatus func(int) string) error {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	var last error
 	for delay := 20 * time.Millisecond; ; delay = min(delay*3/2, 250*time.Millisecond) {
 		if !alive(rec.PID, marker) {
-			return fmt.Errorf("%s exited during start-up; last lines of %s:\n%s", rec.Name, rec.Log, logTail(rec.Log, 15))
+			how := "exited"
+			if st := exitStatus(rec.PID); st != "" {
+				how += " (" + st + ")"
+			}
+			tail := logTail(rec.Log, 15)
+			err := fmt.Errorf("%s %s during start-up; last lines of %s:\n%s", rec.Name, how, rec.Log, tail)
+			if strings.Contains(tail, "address already in use") {
+				err = fmt.Errorf("%w: %w", errPortTaken, err)
+			}
+			return err
 		}
 		if last = probe(ctx, c, rec.Health); last == nil {
 			return nil
@@ -79,6 +88,10 @@ func waitHealthy(parent context.Context, c *http.Client, rec processRecord, mark
 		}
 	}
 }
+
+// errPortTaken marks a start-up that failed because another process bound
+// a port of the cluster first; Create retries with other ports.
+var errPortTaken = errors.New("a port was taken")
 
 // logTail returns the last n lines of the file at path, indented.
 func logTail(path string, n int) string {

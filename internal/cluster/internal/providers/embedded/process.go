@@ -19,11 +19,21 @@ const stopGrace = 10 * time.Second
 // that dies does not linger as a zombie that still looks alive. Processes
 // adopted from an earlier run of oplab are not our children; init reaps them.
 type reaper struct {
-	mu     sync.Mutex
-	exited map[int]chan struct{}
+	mu      sync.Mutex
+	running map[int]bool
+	// status keeps how each child ended, for error messages.
+	status map[int]string
 }
 
-func newReaper() *reaper { return &reaper{exited: map[int]chan struct{}{}} }
+func newReaper() *reaper { return &reaper{running: map[int]bool{}, status: map[int]string{}} }
+
+// exitStatus says how the child pid ended ("exit status 1", "signal:
+// killed"), or "" when it is not a child that has ended.
+func (r *reaper) exitStatus(pid int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status[pid]
+}
 
 // start runs path with args and env in a session of its own (so a Ctrl-C in
 // oplab's terminal does not reach the cluster), stdout and stderr appended to
@@ -44,15 +54,18 @@ func (r *reaper) start(path string, args, env []string, dir, logPath string) (in
 		return 0, err
 	}
 	pid := cmd.Process.Pid
-	done := make(chan struct{})
 	r.mu.Lock()
-	r.exited[pid] = done
+	r.running[pid] = true
 	r.mu.Unlock()
 	go func() {
-		_ = cmd.Wait() // the exit is seen through alive(); the status is in the log
-		close(done)
+		err := cmd.Wait() // the exit is seen through alive()
+		status := "exit status 0"
+		if err != nil {
+			status = err.Error()
+		}
 		r.mu.Lock()
-		delete(r.exited, pid)
+		delete(r.running, pid)
+		r.status[pid] = status
 		r.mu.Unlock()
 	}()
 	return pid, nil
