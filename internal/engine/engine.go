@@ -44,7 +44,7 @@ type Target struct {
 	// startOperator act through the API only).
 	Provider *cluster.Provider
 	Cluster  string
-	// BinDir holds pg-operator and crilog for the operator's host process.
+	// BinDir holds pg-operator and hostpod, which runs it as a host process.
 	BinDir string
 	// Logs is where the operator's log is read from; by default its host
 	// process's log files on providers that run it so, else its pod's log.

@@ -60,7 +60,7 @@ type Options struct {
 	Provider *cluster.Provider
 	// Labs holds <id>/lab.yaml; required.
 	Labs fs.FS
-	// BinDir holds pg-operator and crilog for the operator's host process.
+	// BinDir holds pg-operator and hostpod, which runs it as a host process.
 	BinDir string
 	// LockDir, when set, holds a lock file per session so that several
 	// processes (oplab commands in two terminals) work on a session one
