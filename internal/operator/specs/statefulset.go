@@ -56,9 +56,14 @@ func podSpec(pgc *pgv1.PostgresCluster) corev1.PodSpec {
 		TerminationGracePeriodSeconds: ptr.To[int64](30),
 		SecurityContext:               &corev1.PodSecurityContext{FSGroup: ptr.To[int64](postgresUID)},
 		InitContainers: []corev1.Container{{
-			Name:            "bootstrap",
-			Image:           "postgres:" + pgc.Spec.Version,
-			Command:         []string{"sh", configMount + "/" + BootstrapScript},
+			Name:    "bootstrap",
+			Image:   "postgres:" + pgc.Spec.Version,
+			Command: []string{"sh", configMount + "/" + BootstrapScript},
+			// The same requests and limits as the server: a namespace with a
+			// ResourceQuota on requests.* rejects a pod whose init container
+			// names none, and the pod's effective request is the larger of
+			// the two, so this adds nothing to it.
+			Resources:       *pgc.Spec.Resources.DeepCopy(),
 			SecurityContext: &corev1.SecurityContext{RunAsUser: ptr.To[int64](postgresUID), RunAsGroup: ptr.To[int64](postgresUID)},
 			Env: []corev1.EnvVar{
 				{Name: "PGDATA", Value: dataMount + "/pgdata"},
