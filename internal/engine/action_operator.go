@@ -51,7 +51,7 @@ func (e *Engine) scaleOperator(ctx context.Context, replicas int32) error {
 }
 
 // stopOperator scales the operator's Deployment to 0 and waits until its
-// pod is gone. On the embedded provider the operator's host process runs
+// pod is gone and the Deployment reports no ready replica. On the embedded provider the operator's host process runs
 // in step with that pod (hostpod), so it stops too, as a container would.
 func (e *Engine) stopOperator(ctx context.Context) error {
 	if err := e.scaleOperator(ctx, 0); err != nil {
@@ -59,7 +59,11 @@ func (e *Engine) stopOperator(ctx context.Context) error {
 	}
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		pods, err := e.cs.CoreV1().Pods(install.Namespace).List(ctx, metav1.ListOptions{LabelSelector: operatorSelector})
-		return err == nil && len(pods.Items) == 0, nil
+		if err != nil || len(pods.Items) > 0 {
+			return false, nil
+		}
+		ready, _ := e.operatorReady(ctx)
+		return !ready, nil
 	})
 	if err != nil {
 		return fmt.Errorf("wait for the operator's pod to be gone: %w", err)

@@ -82,18 +82,18 @@ func (e *Engine) eventSeen(ctx context.Context, p *lab.EventSeen, a *Attempt) (b
 			return false, fmt.Sprintf("bad message pattern: %v", err)
 		}
 	}
-	reasonSeen := false
+	var other string
 	for _, ev := range evs {
 		if ev.Reason != p.Reason {
 			continue
 		}
-		reasonSeen = true
+		other = ev.Message
 		if re == nil || re.MatchString(ev.Message) {
 			return true, fmt.Sprintf("event %s on %s %s: %s", ev.Reason, ev.InvolvedObject.Kind, ev.InvolvedObject.Name, ev.Message)
 		}
 	}
-	if reasonSeen {
-		return false, fmt.Sprintf("%s events were recorded, but none says %q", p.Reason, p.Message)
+	if other != "" {
+		return false, fmt.Sprintf("%s events were recorded, but none says %q (one says: %s)", p.Reason, p.Message, clip(other, 200))
 	}
 	return false, fmt.Sprintf("no %s event was recorded since the exercise started", p.Reason)
 }

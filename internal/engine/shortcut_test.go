@@ -147,6 +147,12 @@ func TestQuotaDeleteShortcutFails(t *testing.T) {
 	e, l, a := brokenAttempt(t, "quota")
 	ctx := testContext(t, 5*time.Minute)
 
+	// Chaos is idempotent: a second call leaves the fault and T0 as they are.
+	t0 := a.T0
+	if _, err := e.Chaos(ctx, l, a, nil); err != nil || !a.T0.Equal(t0) {
+		t.Errorf("second chaos: got T0 %v (%v), want %v unchanged", a.T0, err, t0)
+	}
+
 	// Evidence-driven hints go in order: the nudge (time only) is not due,
 	// so the event-triggered "where" hint waits behind it.
 	if h, ok, err := e.NextHint(ctx, l, a, 0); err != nil || ok {
