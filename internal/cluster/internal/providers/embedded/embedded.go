@@ -304,7 +304,7 @@ func (c *creation) startAndWait(ctx context.Context, hc *http.Client, timeout ti
 	errs := make([]error, len(recs))
 	var wg sync.WaitGroup
 	for i, rec := range recs {
-		wg.Go(func() { errs[i] = waitHealthy(ctx, hc, rec, c.l.dir, timeout, c.p.reaper.exitStatus) })
+		wg.Go(func() { errs[i] = waitHealthy(ctx, hc, rec, c.l.dir, timeout, c.p.reaper) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -343,7 +343,7 @@ func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) e
 	var errs []error
 	for i := len(st.Processes) - 1; i >= 0; i-- {
 		rec := st.Processes[i]
-		if err := stop(rec.PID, dir, stopGrace); err != nil {
+		if err := p.reaper.stop(rec.PID, dir, stopGrace); err != nil {
 			errs = append(errs, fmt.Errorf("stop %s: %w", rec.Name, err))
 		}
 	}
@@ -437,7 +437,7 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 	for i, rec := range st.Processes {
 		wg.Go(func() {
 			cs := providers.ComponentStatus{Name: rec.Name, PID: rec.PID, Log: rec.Log}
-			cs.Alive = alive(rec.PID, l.dir)
+			cs.Alive = p.reaper.alive(rec.PID, l.dir)
 			switch {
 			case !cs.Alive:
 				cs.Detail = "not running"

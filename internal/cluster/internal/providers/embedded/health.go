@@ -58,14 +58,14 @@ func probe(ctx context.Context, c *http.Client, url string) error {
 
 // waitHealthy polls url until it answers 200, the process dies, or timeout
 // passes. A failure names the component and shows the tail of its log.
-func waitHealthy(parent context.Context, c *http.Client, rec processRecord, marker string, timeout time.Duration, exitStatus func(int) string) error {
+func waitHealthy(parent context.Context, c *http.Client, rec processRecord, marker string, timeout time.Duration, r *reaper) error {
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	var last error
 	for delay := 20 * time.Millisecond; ; delay = min(delay*3/2, 250*time.Millisecond) {
-		if !alive(rec.PID, marker) {
+		if !r.alive(rec.PID, marker) {
 			how := "exited"
-			if st := exitStatus(rec.PID); st != "" {
+			if st := r.exitStatus(rec.PID); st != "" {
 				how += " (" + st + ")"
 			}
 			tail := logTail(rec.Log, 15)

@@ -101,7 +101,7 @@ func (p *Provider) lockedState(cluster string) (*clusterState, string, func(), e
 func (p *Provider) removeHostProcess(dir string, st *clusterState, name string) error {
 	for i, rec := range st.Processes {
 		if rec.Host && rec.Name == name {
-			if err := stop(rec.PID, dir, stopGrace); err != nil {
+			if err := p.reaper.stop(rec.PID, dir, stopGrace); err != nil {
 				return fmt.Errorf("stop %s: %w", name, err)
 			}
 			st.Processes = slices.Delete(st.Processes, i, i+1)

@@ -27,6 +27,22 @@ type reaper struct {
 
 func newReaper() *reaper { return &reaper{running: map[int]bool{}, status: map[int]string{}} }
 
+// isRunning reports whether pid is a child of this process that has not
+// exited. It is known from the moment Start returns, when /proc may not yet
+// show the new program's environment: the kernel lets the parent go on
+// before the child's exec has laid out its environment.
+func (r *reaper) isRunning(pid int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.running[pid]
+}
+
+// alive reports whether pid is a live process of the cluster marked by
+// marker: a running child of ours, or any process carrying the marker.
+func (r *reaper) alive(pid int, marker string) bool {
+	return r.isRunning(pid) || alive(pid, marker)
+}
+
 // exitStatus says how the child pid ended ("exit status 1", "signal:
 // killed"), or "" when it is not a child that has ended.
 func (r *reaper) exitStatus(pid int) string {
@@ -56,6 +72,7 @@ func (r *reaper) start(path string, args, env []string, dir, logPath string) (in
 	pid := cmd.Process.Pid
 	r.mu.Lock()
 	r.running[pid] = true
+	delete(r.status, pid)
 	r.mu.Unlock()
 	go func() {
 		err := cmd.Wait() // the exit is seen through alive()
@@ -106,29 +123,29 @@ func alive(pid int, marker string) bool {
 
 // stop ends the process pid (and its process group) if it is still ours:
 // SIGTERM, then SIGKILL after grace. It returns once the process is gone.
-func stop(pid int, marker string, grace time.Duration) error {
-	if !alive(pid, marker) {
+func (r *reaper) stop(pid int, marker string, grace time.Duration) error {
+	if !r.alive(pid, marker) {
 		return nil
 	}
 	if err := syscall.Kill(-pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal %d: %w", pid, err)
 	}
-	if waitGone(pid, marker, grace) {
+	if r.waitGone(pid, marker, grace) {
 		return nil
 	}
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill %d: %w", pid, err)
 	}
-	if waitGone(pid, marker, 5*time.Second) {
+	if r.waitGone(pid, marker, 5*time.Second) {
 		return nil
 	}
 	return fmt.Errorf("process %d did not exit after SIGKILL", pid)
 }
 
-func waitGone(pid int, marker string, timeout time.Duration) bool {
+func (r *reaper) waitGone(pid int, marker string, timeout time.Duration) bool {
 	deadline := time.Now().Add(timeout)
 	for delay := 5 * time.Millisecond; ; delay = min(delay*2, 100*time.Millisecond) {
-		if !alive(pid, marker) {
+		if !r.alive(pid, marker) {
 			return true
 		}
 		if time.Now().After(deadline) {
