@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/session"
@@ -22,25 +21,7 @@ import (
 // labBinDir returns a bin directory with the control plane of
 // clustertest.BinDir and the real pg-operator and its hostpod wrapper.
 func labBinDir(t *testing.T) string {
-	t.Helper()
-	src := clustertest.BinDir(t)
-	dir := t.TempDir()
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if err := os.Symlink(filepath.Join(src, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "pg-operator": "oplab.dev/oplab/cmd/pg-operator"} {
-		_ = os.Remove(filepath.Join(dir, name))
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	return dir
+	return binDirWithOperator(t, "oplab.dev/oplab/cmd/pg-operator")
 }
 
 // learner runs oplab commands against one data directory, as a learner at

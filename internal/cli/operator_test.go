@@ -18,6 +18,13 @@ import (
 // clustertest.BinDir and, as pg-operator, the installer's stand-in operator
 // (the real operator's behaviour is tested in its own package).
 func operatorBinDir(t *testing.T) string {
+	return binDirWithOperator(t, "oplab.dev/oplab/internal/operator/install/testdata/standin")
+}
+
+// binDirWithOperator returns a bin directory with the control plane of
+// clustertest.BinDir, hostpod, and operatorPkg built as pg-operator, all
+// from the current tree.
+func binDirWithOperator(t *testing.T, operatorPkg string) string {
 	t.Helper()
 	src := clustertest.BinDir(t)
 	dir := t.TempDir()
@@ -30,7 +37,7 @@ func operatorBinDir(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "pg-operator": "oplab.dev/oplab/internal/operator/install/testdata/standin"} {
+	for name, pkg := range map[string]string{"hostpod": "oplab.dev/oplab/cmd/hostpod", "pg-operator": operatorPkg} {
 		_ = os.Remove(filepath.Join(dir, name))
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
 		if err != nil {
