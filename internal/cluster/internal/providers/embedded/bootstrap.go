@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -171,7 +172,7 @@ func hostPathDirs(ctx context.Context, cs kubernetes.Interface) ([]string, error
 	}
 	var dirs []string
 	for _, pv := range pvs.Items {
-		if hp := pv.Spec.HostPath; hp != nil && len(hp.Path) > len(hostPathRoot) && hp.Path[:len(hostPathRoot)] == hostPathRoot {
+		if hp := pv.Spec.HostPath; hp != nil && strings.HasPrefix(hp.Path, hostPathRoot) && len(hp.Path) > len(hostPathRoot) {
 			dirs = append(dirs, hp.Path)
 		}
 	}

@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -207,5 +206,3 @@ func components(l layout, p *pki, pt ports, clusterName string, tune tuning) []c
 
 // kwokNodeAnnotation marks the nodes KWOK plays the kubelet of.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
-
-func (c component) String() string { return fmt.Sprintf("%s %s", c.name, strings.Join(c.args, " ")) }
