@@ -11,8 +11,9 @@ BENCH_COUNT ?= 5
 
 export OPLAB_BIN := $(BIN)
 
-CONTROLPLANE_BINS := $(addprefix $(BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok)
-CONTROLPLANE_SRC  := hack/tools/controlplane/go.mod hack/tools/controlplane/go.sum hack/build-controlplane.sh
+CONTROLPLANE_BINS := $(addprefix $(BIN)/,etcd kube-controlplane kubectl)
+CONTROLPLANE_SRC  := hack/tools/controlplane/go.mod hack/tools/controlplane/go.sum hack/build-controlplane.sh \
+                     $(wildcard hack/tools/controlplane/cmd/*/*.go)
 
 .PHONY: all build controlplane run test bench clean help
 
@@ -21,7 +22,7 @@ all: build
 help: ## Show the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
 
-controlplane: $(CONTROLPLANE_BINS) ## Build etcd, kube-*, kubectl and kwok into ./bin (only when missing or stale)
+controlplane: $(CONTROLPLANE_BINS) ## Build etcd, kube-controlplane and kubectl into ./bin (only when missing or stale)
 
 # One build makes all six; it reruns when a pin or the script changes, or
 # when a binary is missing.

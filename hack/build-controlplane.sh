@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the embedded control plane's components into ./bin from the Go modules
-# pinned in hack/tools/controlplane/go.mod: etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl (the same Kubernetes line,
-# for learners and tests) and kwok. Version strings are stamped so that
-# `kube-apiserver --version` tells the truth.
+# Builds the embedded control plane into ./bin from the Go modules pinned in
+# hack/tools/controlplane/go.mod: etcd; kube-controlplane, which runs
+# kube-apiserver, kube-controller-manager, kube-scheduler and kwok in one
+# process (hack/tools/controlplane/cmd/kube-controlplane); and kubectl of the
+# same Kubernetes line, for learners and tests. Version strings are stamped so
+# that `kube-controlplane --version` tells the truth.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,11 +32,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "building control plane $kube_version (kwok $kwok_version) into $out"
 for cmd in \
-  k8s.io/kubernetes/cmd/kube-apiserver \
-  k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler \
-  k8s.io/kubernetes/cmd/kubectl \
-  sigs.k8s.io/kwok/cmd/kwok; do
+  ./cmd/kube-controlplane \
+  k8s.io/kubernetes/cmd/kubectl; do
   name=${cmd##*/}
   echo "  $name"
   go build -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$cmd"

@@ -22,15 +22,13 @@ func TestControlPlaneVersions(t *testing.T) {
 		args   []string
 		want   string
 	}{
-		{"kube-apiserver", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
-		{"kube-controller-manager", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
-		{"kube-scheduler", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
+		{"kube-controlplane", []string{"--version"}, "Kubernetes " + pins["k8s.io/kubernetes"]},
+		{"kube-controlplane", []string{"--version"}, "kwok version " + strings.TrimPrefix(pins["sigs.k8s.io/kwok"], "v")},
 		{"kubectl", []string{"version", "--client"}, "Client Version: " + pins["k8s.io/kubernetes"]},
-		{"kwok", []string{"--version"}, "kwok version " + pins["sigs.k8s.io/kwok"]},
 		{"etcd", []string{"--version"}, "etcd Version: " + strings.TrimPrefix(pins["go.etcd.io/etcd/server/v3"], "v")},
 	}
 	for _, tt := range tests {
-		t.Run(tt.binary, func(t *testing.T) {
+		t.Run(tt.binary+" "+tt.want, func(t *testing.T) {
 			out, err := exec.Command(filepath.Join(bin, tt.binary), tt.args...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s %v: %v\n%s", tt.binary, tt.args, err, out)
@@ -64,4 +62,31 @@ func pinnedVersions(t *testing.T) map[string]string {
 		}
 	}
 	return pins
+}
+
+// TestControlPlaneBadArguments: kube-controlplane refuses arguments it cannot
+// run, naming the problem, before starting anything.
+func TestControlPlaneBadArguments(t *testing.T) {
+	bin := filepath.Join(clustertest.BinDir(t), "kube-controlplane")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage: kube-controlplane COMPONENT FLAGS"},
+		{[]string{"kubelet"}, `unknown component "kubelet"`},
+		{[]string{"kube-scheduler", "---", "kube-scheduler"}, `component "kube-scheduler" given twice`},
+		{[]string{"kube-scheduler", "---", "---", "kwok"}, "empty argument group"},
+		{[]string{"kube-scheduler", "--no-such-flag"}, "kube-scheduler: unknown flag: --no-such-flag"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, err := exec.Command(bin, tt.args...).CombinedOutput()
+			if err == nil {
+				t.Fatalf("kube-controlplane %q: exit status 0, want an error\n%s", tt.args, out)
+			}
+			if !strings.Contains(string(out), tt.want) {
+				t.Errorf("kube-controlplane %q: got %q, want it to contain %q", tt.args, out, tt.want)
+			}
+		})
+	}
 }

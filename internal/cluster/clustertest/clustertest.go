@@ -45,7 +45,7 @@ func BinDir(t testing.TB) string {
 		}
 		dir = filepath.Join(root, "bin")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "kube-controlplane")); err != nil {
 		t.Fatalf("control-plane binaries not found in %s: run `make controlplane` (or `make test`)", dir)
 	}
 	return dir

@@ -59,23 +59,41 @@ func (l layout) componentConfig(n string) string { return filepath.Join(l.dir, n
 func (l layout) kwokConfig() string              { return filepath.Join(l.dir, "kwok.yaml") }
 func (l layout) log(name string) string          { return filepath.Join(l.logDir(), name+".log") }
 
-// component is one control-plane process.
-type component struct {
-	name   string // also the binary's name in the bin directory
+// process is one child process of a cluster and the components it runs.
+type process struct {
+	binary string // the file's name in the bin directory
 	args   []string
-	health string // URL answering 200 when healthy
 	// env adds to the minimal environment every process gets.
 	env []string
+	// members are the components the process runs, in start order.
+	members []member
 }
+
+// member is a component inside a process.
+type member struct {
+	name   string
+	health string // URL answering 200 when healthy
+}
+
+// The two processes of a cluster: etcd, and kube-controlplane, which runs
+// kube-apiserver, kube-controller-manager, kube-scheduler and kwok in one
+// process (hack/tools/controlplane/cmd/kube-controlplane) so the code they
+// share is loaded once.
+const (
+	etcdBinary         = "etcd"
+	controlPlaneBinary = "kube-controlplane"
+	// groupSeparator divides kube-controlplane's arguments per component.
+	groupSeparator = "---"
+)
 
 func url(port int, path string) string {
 	return "https://" + loopback + ":" + strconv.Itoa(port) + path
 }
 
-// components returns the control plane in start order.
-func components(l layout, p *pki, pt ports, clusterName string, tune tuning) []component {
-	etcd := component{
-		name: "etcd",
+// processes returns the cluster's processes in start order.
+func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) []process {
+	etcd := process{
+		binary: etcdBinary,
 		args: []string{
 			"--name=oplab",
 			"--data-dir=" + l.etcdDir(),
@@ -92,47 +110,43 @@ func components(l layout, p *pki, pt ports, clusterName string, tune tuning) []c
 			"--quota-backend-bytes=" + strconv.Itoa(512<<20),
 			"--log-level=warn",
 		},
-		health: url(pt.EtcdClient, "/health"),
+		members: []member{{name: "etcd", health: url(pt.EtcdClient, "/health")}},
 	}
 	etcd.args = append(etcd.args, tune.etcd...)
 
-	apiserver := component{
-		name: "kube-apiserver",
-		args: []string{
-			"--etcd-servers=" + url(pt.EtcdClient, ""),
-			"--etcd-cafile=" + p.path(caCertFile),
-			"--etcd-certfile=" + p.cert(etcdClient),
-			"--etcd-keyfile=" + p.key(etcdClient),
-			"--bind-address=" + loopback,
-			"--advertise-address=" + loopback,
-			"--secure-port=" + strconv.Itoa(pt.APIServer),
-			"--tls-cert-file=" + p.cert(servingName),
-			"--tls-private-key-file=" + p.key(servingName),
-			"--client-ca-file=" + p.path(caCertFile),
-			"--authorization-mode=Node,RBAC",
-			"--service-account-key-file=" + p.path(saPubFile),
-			"--service-account-signing-key-file=" + p.path(saKeyFile),
-			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-			"--service-cluster-ip-range=" + serviceCIDR,
-			"--proxy-client-cert-file=" + p.cert(frontProxy),
-			"--proxy-client-key-file=" + p.key(frontProxy),
-			"--requestheader-client-ca-file=" + p.path(caCertFile),
-			"--requestheader-allowed-names=" + frontProxyCN,
-			"--requestheader-username-headers=X-Remote-User",
-			"--requestheader-group-headers=X-Remote-Group",
-			"--requestheader-extra-headers-prefix=X-Remote-Extra-",
-			// KWOK serves the kubelet API (pod logs) on the node's InternalIP;
-			// the node's name does not resolve.
-			"--kubelet-preferred-address-types=InternalIP",
-			// The kubernetes Service cannot have a loopback endpoint, and no
-			// pod runs that could reach one.
-			"--endpoint-reconciler-type=none",
-			"--allow-privileged=true",
-			"--profiling=false",
-		},
-		health: url(pt.APIServer, "/readyz"),
+	apiserver := []string{
+		"--etcd-servers=" + url(pt.EtcdClient, ""),
+		"--etcd-cafile=" + p.path(caCertFile),
+		"--etcd-certfile=" + p.cert(etcdClient),
+		"--etcd-keyfile=" + p.key(etcdClient),
+		"--bind-address=" + loopback,
+		"--advertise-address=" + loopback,
+		"--secure-port=" + strconv.Itoa(pt.APIServer),
+		"--tls-cert-file=" + p.cert(servingName),
+		"--tls-private-key-file=" + p.key(servingName),
+		"--client-ca-file=" + p.path(caCertFile),
+		"--authorization-mode=Node,RBAC",
+		"--service-account-key-file=" + p.path(saPubFile),
+		"--service-account-signing-key-file=" + p.path(saKeyFile),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--proxy-client-cert-file=" + p.cert(frontProxy),
+		"--proxy-client-key-file=" + p.key(frontProxy),
+		"--requestheader-client-ca-file=" + p.path(caCertFile),
+		"--requestheader-allowed-names=" + frontProxyCN,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		// KWOK serves the kubelet API (pod logs) on the node's InternalIP;
+		// the node's name does not resolve.
+		"--kubelet-preferred-address-types=InternalIP",
+		// The kubernetes Service cannot have a loopback endpoint, and no
+		// pod runs that could reach one.
+		"--endpoint-reconciler-type=none",
+		"--allow-privileged=true",
+		"--profiling=false",
 	}
-	apiserver.args = append(apiserver.args, tune.apiserver...)
+	apiserver = append(apiserver, tune.apiserver...)
 
 	componentFlags := func(kubeconfig string, port int) []string {
 		return []string{
@@ -148,58 +162,62 @@ func components(l layout, p *pki, pt ports, clusterName string, tune tuning) []c
 			"--profiling=false",
 		}
 	}
-	cm := component{
-		name: "kube-controller-manager",
-		args: append(componentFlags(l.componentConfig(cmName), pt.ControllerManager),
-			"--use-service-account-credentials=true",
-			"--service-account-private-key-file="+p.path(saKeyFile),
-			"--root-ca-file="+p.path(caCertFile),
-			"--cluster-signing-cert-file="+p.path(caCertFile),
-			"--cluster-signing-key-file="+p.path("ca.key"),
-			"--cluster-name=oplab-"+clusterName,
-			"--controllers="+strings.Join(controllers, ","),
-			// The in-tree host-path provisioner behind the default
-			// StorageClass: the real PersistentVolume controller provisions
-			// and binds claims, and reports a missing StorageClass as a
-			// ProvisioningFailed event, as on any cluster.
-			"--enable-hostpath-provisioner=true",
-			// A claim whose StorageClass appears later (the storage lab's
-			// repair) is provisioned within 2 s instead of 15 s.
-			"--pvclaimbinder-sync-period=2s",
-		),
-		health: url(pt.ControllerManager, "/healthz"),
-	}
-	cm.args = append(cm.args, tune.controllerManager...)
+	cm := append(componentFlags(l.componentConfig(cmName), pt.ControllerManager),
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file="+p.path(saKeyFile),
+		"--root-ca-file="+p.path(caCertFile),
+		"--cluster-signing-cert-file="+p.path(caCertFile),
+		"--cluster-signing-key-file="+p.path("ca.key"),
+		"--cluster-name=oplab-"+clusterName,
+		"--controllers="+strings.Join(controllers, ","),
+		// The in-tree host-path provisioner behind the default
+		// StorageClass: the real PersistentVolume controller provisions
+		// and binds claims, and reports a missing StorageClass as a
+		// ProvisioningFailed event, as on any cluster.
+		"--enable-hostpath-provisioner=true",
+		// A claim whose StorageClass appears later (the storage lab's
+		// repair) is provisioned within 2 s instead of 15 s.
+		"--pvclaimbinder-sync-period=2s",
+	)
+	cm = append(cm, tune.controllerManager...)
 
-	sched := component{
-		name:   "kube-scheduler",
-		args:   componentFlags(l.componentConfig(schedName), pt.Scheduler),
-		health: url(pt.Scheduler, "/readyz"),
-	}
-	sched.args = append(sched.args, tune.scheduler...)
+	sched := append(componentFlags(l.componentConfig(schedName), pt.Scheduler), tune.scheduler...)
 
-	kwok := component{
-		name: "kwok",
-		args: []string{
-			"--kubeconfig=" + l.componentConfig(kwokName),
-			"--config=" + l.kwokConfig(),
-			"--manage-all-nodes=false",
-			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
-			"--node-ip=" + loopback,
-			"--node-port=" + strconv.Itoa(pt.Kwok),
-			"--server-address=" + loopback + ":" + strconv.Itoa(pt.Kwok),
-			"--tls-cert-file=" + p.cert(servingName),
-			"--tls-private-key-file=" + p.key(servingName),
-			"--node-lease-duration-seconds=40",
-			"--cidr=" + podCIDR,
-			"--enable-crds=Logs,ClusterLogs",
+	kwok := []string{
+		"--kubeconfig=" + l.componentConfig(kwokName),
+		"--config=" + l.kwokConfig(),
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+		"--node-ip=" + loopback,
+		"--node-port=" + strconv.Itoa(pt.Kwok),
+		"--server-address=" + loopback + ":" + strconv.Itoa(pt.Kwok),
+		"--tls-cert-file=" + p.cert(servingName),
+		"--tls-private-key-file=" + p.key(servingName),
+		"--node-lease-duration-seconds=40",
+		"--cidr=" + podCIDR,
+		"--enable-crds=Logs,ClusterLogs",
+	}
+	kwok = append(kwok, tune.kwok...)
+
+	cp := process{
+		binary: controlPlaneBinary,
+		members: []member{
+			{name: "kube-apiserver", health: url(pt.APIServer, "/readyz")},
+			{name: "kube-controller-manager", health: url(pt.ControllerManager, "/healthz")},
+			{name: "kube-scheduler", health: url(pt.Scheduler, "/readyz")},
+			{name: "kwok", health: url(pt.Kwok, "/healthz")},
 		},
-		health: url(pt.Kwok, "/healthz"),
 	}
-	kwok.args = append(kwok.args, tune.kwok...)
-	all := []component{etcd, apiserver, cm, sched, kwok}
+	for i, args := range [][]string{apiserver, cm, sched, kwok} {
+		if i > 0 {
+			cp.args = append(cp.args, groupSeparator)
+		}
+		cp.args = append(cp.args, cp.members[i].name)
+		cp.args = append(cp.args, args...)
+	}
+	all := []process{etcd, cp}
 	for i := range all {
-		all[i].env = tune.env[all[i].name]
+		all[i].env = tune.env[all[i].binary]
 	}
 	return all
 }

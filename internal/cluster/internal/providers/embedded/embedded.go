@@ -2,7 +2,8 @@
 // real Kubernetes control plane per cluster (etcd, kube-apiserver,
 // kube-controller-manager, kube-scheduler) run as child processes on
 // loopback, with KWOK playing the kubelet of a node so pods are scheduled and
-// become Running. API semantics are real (RBAC, admission, controllers);
+// become Running. etcd is one process; the other four components share a
+// second one, kube-controlplane, built by `make controlplane`. API semantics are real (RBAC, admission, controllers);
 // containers do not run.
 //
 // Each cluster lives in a directory of its own under the data directory:
@@ -53,7 +54,7 @@ var (
 )
 
 // Binaries the provider runs, all from BinDir.
-var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
+var binaries = []string{etcdBinary, controlPlaneBinary}
 
 // Start-up budgets per component. Generous: a loaded 2-core machine starts
 // the API server in about 2 s.
@@ -208,18 +209,25 @@ func (c *creation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	comps := components(l, c.pki, st.Ports, st.Name, c.p.tune)
-	byName := map[string]component{}
-	for _, comp := range comps {
-		byName[comp.name] = comp
-	}
+	procs := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
+	etcd, cp := procs[0], procs[1]
 	if err := c.step("Starting etcd", func() error {
-		return c.startAndWait(ctx, hc, etcdTimeout, byName["etcd"])
+		recs, err := c.start(etcd)
+		if err != nil {
+			return err
+		}
+		return c.wait(ctx, hc, etcdTimeout, recs...)
 	}); err != nil {
 		return err
 	}
+	// kube-controlplane starts the API server first and its clients once
+	// the API server is ready.
+	var cpRecs []processRecord
 	if err := c.step("Starting kube-apiserver", func() error {
-		return c.startAndWait(ctx, hc, apiserverTimeout, byName["kube-apiserver"])
+		if cpRecs, err = c.start(cp); err != nil {
+			return err
+		}
+		return c.wait(ctx, hc, apiserverTimeout, cpRecs[0])
 	}); err != nil {
 		return err
 	}
@@ -240,8 +248,7 @@ func (c *creation) run(ctx context.Context) error {
 		return err
 	}
 	if err := c.step("Starting kube-controller-manager, kube-scheduler and kwok", func() error {
-		return c.startAndWait(ctx, hc, componentTimeout,
-			byName["kube-controller-manager"], byName["kube-scheduler"], byName["kwok"])
+		return c.wait(ctx, hc, componentTimeout, cpRecs[1:]...)
 	}); err != nil {
 		return err
 	}
@@ -283,24 +290,26 @@ func (c *creation) prepare() error {
 	return writeState(l.dir, st)
 }
 
-// startAndWait starts comps, records them, and waits until all are healthy.
-func (c *creation) startAndWait(ctx context.Context, hc *http.Client, timeout time.Duration, comps ...component) error {
-	recs := make([]processRecord, 0, len(comps))
-	for _, comp := range comps {
-		rec := processRecord{Name: comp.name, Log: c.l.log(comp.name), Health: comp.health}
-		pid, err := c.p.reaper.start(filepath.Join(c.p.binDir, comp.name), comp.args, c.p.env(c.l.dir, comp.env), c.l.dir, rec.Log)
-		if err != nil {
-			return fmt.Errorf("start %s: %w", comp.name, err)
-		}
-		rec.PID = pid
-		c.st.Processes = append(c.st.Processes, rec)
-		recs = append(recs, rec)
-		// Record each PID as soon as it exists, so an interrupted
-		// Create leaves nothing that cannot be stopped.
-		if err := writeState(c.l.dir, c.st); err != nil {
-			return err
-		}
+// start starts proc and records one process record per member, written
+// as soon as the PID exists, so an interrupted Create leaves nothing that
+// cannot be stopped.
+func (c *creation) start(proc process) ([]processRecord, error) {
+	log := c.l.log(proc.binary)
+	pid, err := c.p.reaper.start(filepath.Join(c.p.binDir, proc.binary), proc.args, c.p.env(c.l.dir, proc.env), c.l.dir, log)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", proc.binary, err)
 	}
+	recs := make([]processRecord, 0, len(proc.members))
+	for _, m := range proc.members {
+		rec := processRecord{Name: m.name, Process: proc.binary, PID: pid, Log: log, Health: m.health}
+		recs = append(recs, rec)
+		c.st.Processes = append(c.st.Processes, rec)
+	}
+	return recs, writeState(c.l.dir, c.st)
+}
+
+// wait waits until every one of recs is healthy.
+func (c *creation) wait(ctx context.Context, hc *http.Client, timeout time.Duration, recs ...processRecord) error {
 	errs := make([]error, len(recs))
 	var wg sync.WaitGroup
 	for i, rec := range recs {
@@ -341,10 +350,15 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) error {
 	p.removeVolumeDirs(ctx, layout{dir})
 	var errs []error
+	stopped := map[int]bool{}
 	for i := len(st.Processes) - 1; i >= 0; i-- {
 		rec := st.Processes[i]
+		if stopped[rec.PID] {
+			continue // another component of the same process
+		}
+		stopped[rec.PID] = true
 		if err := p.reaper.stop(rec.PID, dir, stopGrace); err != nil {
-			errs = append(errs, fmt.Errorf("stop %s: %w", rec.Name, err))
+			errs = append(errs, fmt.Errorf("stop %s: %w", rec.process(), err))
 		}
 	}
 	if len(errs) > 0 {

@@ -69,7 +69,7 @@ func waitHealthy(parent context.Context, c *http.Client, rec processRecord, mark
 				how += " (" + st + ")"
 			}
 			tail := logTail(rec.Log, 15)
-			err := fmt.Errorf("%s %s during start-up; last lines of %s:\n%s", rec.Name, how, rec.Log, tail)
+			err := fmt.Errorf("%s %s during start-up; last lines of %s:\n%s", rec.process(), how, rec.Log, tail)
 			if strings.Contains(tail, "address already in use") {
 				err = fmt.Errorf("%w: %w", errPortTaken, err)
 			}

@@ -40,17 +40,30 @@ type ports struct {
 	Kwok              int `json:"kwok"`
 }
 
-// processRecord is one child process of a cluster.
+// processRecord is one component of a cluster and the child process that
+// runs it. Components sharing a process (kube-controlplane's) have a record
+// each, with the same PID.
 type processRecord struct {
 	Name string `json:"name"`
-	PID  int    `json:"pid"`
-	Log  string `json:"log"`
+	// Process is the binary that runs the component, when its name is not
+	// the component's.
+	Process string `json:"process,omitempty"`
+	PID     int    `json:"pid"`
+	Log     string `json:"log"`
 	// Health is the URL that answers 200 when the process is healthy; empty
 	// for processes that have none.
 	Health string `json:"health,omitempty"`
 	// Host is set for processes started with StartHostProcess rather than by
 	// Create.
 	Host bool `json:"host,omitempty"`
+}
+
+// process names the process that runs the component.
+func (r processRecord) process() string {
+	if r.Process == "" || r.Process == r.Name {
+		return r.Name
+	}
+	return r.Process + " (" + r.Name + ")"
 }
 
 // validName is a DNS-1123 label short enough to prefix generated names.

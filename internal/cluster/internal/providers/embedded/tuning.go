@@ -5,7 +5,7 @@ package embedded
 // 2-core machine; the README keeps the current ones.
 type tuning struct {
 	etcd, apiserver, controllerManager, scheduler, kwok []string
-	// env adds variables per component name.
+	// env adds variables per process, by binary name.
 	env map[string][]string
 }
 
@@ -26,8 +26,8 @@ func defaultTuning() tuning {
 		etcd:      []string{"--snapshot-count=1000"},
 		env:       map[string][]string{},
 	}
-	for _, c := range binaries {
-		t.env[c] = append(t.env[c], "GOGC=50")
+	for _, b := range binaries {
+		t.env[b] = append(t.env[b], "GOGC=50")
 	}
 	return t
 }
