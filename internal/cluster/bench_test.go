@@ -26,7 +26,7 @@ func BenchmarkClusterCreate(b *testing.B) {
 	p, _ := clustertest.NewProvider(b)
 	ctx := context.Background()
 	var ready, rss, anon, cpu float64
-	perComponent := map[string]float64{}
+	perProcess := map[string]float64{}
 	for i := 0; b.Loop(); i++ {
 		name := "bench-" + strconv.Itoa(i)
 		start := time.Now()
@@ -45,11 +45,11 @@ func BenchmarkClusterCreate(b *testing.B) {
 		time.Sleep(5 * time.Second)
 		used := float64(cpuTicks(b, s)-before) / clockTicks / time.Since(t0).Seconds()
 		cpu += 100 * used
-		for _, c := range s.Components {
+		for _, c := range processes(s) {
 			m := memMiB(b, c.PID, "VmRSS:")
 			rss += m
 			anon += memMiB(b, c.PID, "RssAnon:")
-			perComponent[c.Name] += m
+			perProcess[c.Process] += m
 		}
 		if err := p.Delete(ctx, name); err != nil {
 			b.Fatal(err)
@@ -61,7 +61,7 @@ func BenchmarkClusterCreate(b *testing.B) {
 	b.ReportMetric(rss/n, "MiB-rss")
 	b.ReportMetric(anon/n, "MiB-anon")
 	b.ReportMetric(cpu/n, "%cpu-idle")
-	for name, m := range perComponent {
+	for name, m := range perProcess {
 		b.ReportMetric(m/n, "MiB-"+name)
 	}
 }
@@ -69,10 +69,24 @@ func BenchmarkClusterCreate(b *testing.B) {
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times on Linux.
 const clockTicks = 100
 
+// processes returns one component per process of the cluster: components
+// sharing a process share its memory and CPU time.
+func processes(s cluster.Status) []cluster.ComponentStatus {
+	seen := map[int]bool{}
+	var out []cluster.ComponentStatus
+	for _, c := range s.Components {
+		if !seen[c.PID] {
+			seen[c.PID] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // cpuTicks sums utime and stime of the cluster's processes.
 func cpuTicks(b *testing.B, s cluster.Status) int64 {
 	var total int64
-	for _, c := range s.Components {
+	for _, c := range processes(s) {
 		data, err := os.ReadFile("/proc/" + strconv.Itoa(c.PID) + "/stat")
 		if err != nil {
 			b.Fatalf("%s: %v", c.Name, err)

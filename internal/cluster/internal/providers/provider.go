@@ -116,9 +116,12 @@ type Status struct {
 	Components []ComponentStatus `json:"components,omitempty"`
 }
 
-// ComponentStatus is one process of a cluster.
+// ComponentStatus is one component of a cluster and the process running it.
 type ComponentStatus struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Process is the program running the component; components sharing a
+	// process have the same Process and PID.
+	Process string `json:"process,omitempty"`
 	PID     int    `json:"pid"`
 	Alive   bool   `json:"alive"`
 	Healthy bool   `json:"healthy"`

@@ -13,6 +13,7 @@
 package embedded
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -450,7 +451,7 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 	var wg sync.WaitGroup
 	for i, rec := range st.Processes {
 		wg.Go(func() {
-			cs := providers.ComponentStatus{Name: rec.Name, PID: rec.PID, Log: rec.Log}
+			cs := providers.ComponentStatus{Name: rec.Name, Process: cmp.Or(rec.Process, rec.Name), PID: rec.PID, Log: rec.Log}
 			cs.Alive = p.reaper.alive(rec.PID, l.dir)
 			switch {
 			case !cs.Alive:
