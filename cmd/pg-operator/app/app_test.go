@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	clientgofeatures "k8s.io/client-go/features"
 )
 
 func TestParseFlags(t *testing.T) {
@@ -65,5 +67,20 @@ func TestNewLogger(t *testing.T) {
 		if strings.Contains(got, unwanted) {
 			t.Errorf("log line %q still has %s", got, unwanted)
 		}
+	}
+}
+
+// allOn is a set of feature gates with every feature on.
+type allOn struct{}
+
+func (allOn) Enabled(clientgofeatures.Feature) bool { return true }
+
+func TestListFirstTurnsOffOnlyWatchList(t *testing.T) {
+	g := listFirst{allOn{}}
+	if g.Enabled(clientgofeatures.WatchListClient) {
+		t.Error("WatchListClient: enabled, want off")
+	}
+	if !g.Enabled(clientgofeatures.ClientsAllowCBOR) {
+		t.Error("ClientsAllowCBOR: off, want what the wrapped gates say (on)")
 	}
 }
