@@ -20,8 +20,10 @@ func newClusterCmd(g *globals) *cobra.Command {
 		Long: `Create, list and delete Kubernetes clusters.
 
 The embedded provider runs a real control plane (etcd, kube-apiserver,
-kube-controller-manager, kube-scheduler) as processes on 127.0.0.1, with KWOK
-playing a node so pods are scheduled and become Running. Containers do not run.`,
+kube-controller-manager, kube-scheduler) on 127.0.0.1, with KWOK playing a
+node so pods are scheduled and become Running: two processes per cluster,
+etcd and kube-controlplane, which runs the other components. Containers do
+not run.`,
 	}
 	cmd.AddCommand(newClusterCreateCmd(g), newClusterListCmd(g), newClusterKubeconfigCmd(g), newClusterDeleteCmd(g))
 	return cmd

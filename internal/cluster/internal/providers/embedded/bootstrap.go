@@ -151,14 +151,14 @@ func waitUsable(ctx context.Context, cs kubernetes.Interface, timeout time.Durat
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("node %s not Ready after %s (see kwok.log)", NodeName, timeout)
+		return fmt.Errorf("node %s not Ready after %s (see kube-controlplane.log: KWOK plays its kubelet)", NodeName, timeout)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("default ServiceAccount not created after %s (see kube-controller-manager.log)", timeout)
+		return fmt.Errorf("default ServiceAccount not created after %s (see kube-controlplane.log)", timeout)
 	}
 	return nil
 }
