@@ -87,7 +87,9 @@ type Result struct {
 
 // Install installs the chart, or upgrades the release when it exists, and
 // returns once the operator is ready: its Deployment has rolled out and is
-// available and, in host mode, the process answers its readiness probe.
+// available and, in host mode, the process answers its readiness probe;
+// and once a PostgresCluster can be created without the API server holding
+// it back (see crdCreateDelay).
 func (in *Installer) Install(ctx context.Context) (*Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, in.opts.Timeout)
 	defer cancel()
@@ -95,7 +97,8 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := in.applyCRDs(ctx, c); err != nil {
+	established, err := in.applyCRDs(ctx, c)
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := in.helm()
@@ -118,6 +121,9 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		res.Host = hs
+	}
+	if err := waitCreatable(ctx, established); err != nil {
+		return nil, err
 	}
 	in.log.Info("operator ready", "release", ReleaseName, "revision", rel.Version, "upgraded", upgraded)
 	return res, nil

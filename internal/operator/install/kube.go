@@ -26,19 +26,21 @@ var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version:
 // applyCRDs applies the chart's CRDs with server-side apply and waits until
 // they are established. Helm installs crds/ only on first install and never
 // upgrades them; applying them here makes an upgrade carry CRD changes too.
-func (in *Installer) applyCRDs(ctx context.Context, c *chart.Chart) error {
+// It returns when the last of them became established.
+func (in *Installer) applyCRDs(ctx context.Context, c *chart.Chart) (time.Time, error) {
+	var established time.Time
 	crds := c.CRDObjects()
 	if len(crds) == 0 {
-		return nil
+		return established, nil
 	}
 	dyn, err := dynamic.NewForConfig(in.cfg)
 	if err != nil {
-		return err
+		return established, err
 	}
 	for _, f := range crds {
 		var obj unstructured.Unstructured
 		if err := yaml.Unmarshal(f.File.Data, &obj.Object); err != nil {
-			return fmt.Errorf("decode CRD %s: %w", f.Filename, err)
+			return established, fmt.Errorf("decode CRD %s: %w", f.Filename, err)
 		}
 		if obj.Object == nil {
 			continue
@@ -46,16 +48,23 @@ func (in *Installer) applyCRDs(ctx context.Context, c *chart.Chart) error {
 		name := obj.GetName()
 		in.log.Info("applying CRD", "name", name)
 		if _, err := dyn.Resource(crdGVR).Apply(ctx, name, &obj, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
-			return fmt.Errorf("apply CRD %s: %w", name, err)
+			return established, fmt.Errorf("apply CRD %s: %w", name, err)
 		}
-		if err := waitEstablished(ctx, dyn, name); err != nil {
-			return err
+		at, err := waitEstablished(ctx, dyn, name)
+		if err != nil {
+			return established, err
+		}
+		if at.After(established) {
+			established = at
 		}
 	}
-	return nil
+	return established, nil
 }
 
-func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) error {
+// waitEstablished waits until the CRD name is established and returns when
+// it became so.
+func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) (time.Time, error) {
+	var at time.Time
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		u, err := dyn.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -67,15 +76,40 @@ func waitEstablished(ctx context.Context, dyn dynamic.Interface, name string) er
 		}
 		for _, c := range crd.Status.Conditions {
 			if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+				at = c.LastTransitionTime.Time
 				return true, nil
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for CRD %s to be established: %w", name, err)
+		return at, fmt.Errorf("wait for CRD %s to be established: %w", name, err)
 	}
-	return nil
+	return at, nil
+}
+
+// crdCreateDelay is how long after a CRD is established the API server
+// holds back creates of its custom resources: a create that arrives sooner
+// sleeps 2 s first (apiextensions-apiserver's crdHandler, so that in a
+// highly available control plane every API server has seen the CRD).
+const crdCreateDelay = 2 * time.Second
+
+// waitCreatable waits out the rest of crdCreateDelay after established, so
+// that the first custom resource made after Install is not held back for
+// the whole delay.
+func waitCreatable(ctx context.Context, established time.Time) error {
+	d := time.Until(established.Add(crdCreateDelay))
+	if established.IsZero() || d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // deleteNamespace deletes the operator's namespace (made by the install with

@@ -71,13 +71,18 @@ func TestInstallRealOperator(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the operator never made StatefulSet prod-db: %v\nits log:\n%s", err, tail(40, res.Host.LogPath))
 	}
-	// Its log is the Deployment's log.
+	// Its log is the Deployment's log. The StatefulSet can exist before the
+	// line saying the operator made it has reached the log file.
 	var out strings.Builder
-	if err := Logs(ctx, c.Config, &out, false); err != nil {
-		t.Fatalf("logs: %v", err)
-	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		out.Reset()
+		if err := Logs(ctx, c.Config, &out, false); err != nil {
+			return false, err
+		}
+		return strings.Contains(out.String(), "prod-db"), nil
+	})
 	t.Logf("operator log, first lines:\n%s", abbrev(out.String()[:min(len(out.String()), 1500)]))
-	if !strings.Contains(out.String(), "prod-db") {
-		t.Errorf("operator log = %q, want lines about prod-db", abbrev(out.String()))
+	if err != nil {
+		t.Errorf("operator log = %q, want lines about prod-db (%v)", abbrev(out.String()), err)
 	}
 }
