@@ -173,9 +173,13 @@ func testRBAC(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns str
 	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := saClient.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{}); err != nil {
-		t.Fatalf("list with the granted verb: %v", err)
-	}
+	waitFor(t, ctx, "list allowed once the binding is seen", func(ctx context.Context) (bool, error) {
+		_, err := saClient.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+		if apierrors.IsForbidden(err) {
+			return false, nil // the authorizer's cache has not seen the binding yet
+		}
+		return err == nil, err
+	})
 	_, err = saClient.AppsV1().StatefulSets(ns).Create(ctx, statefulSet("denied", 1, false), metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("create without the verb: got %v, want 403 Forbidden", err)
