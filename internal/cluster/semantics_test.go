@@ -35,6 +35,7 @@ func TestSemantics(t *testing.T) {
 		{"ResourceQuotaRejectsPods", testQuota},
 		{"MissingStorageClassStaysPending", testMissingStorageClass},
 		{"GarbageCollection", testGarbageCollection},
+		{"BootstrapPolicy", testBootstrapPolicy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,3 +302,36 @@ func testGarbageCollection(t *testing.T, ctx context.Context, cs kubernetes.Inte
 }
 
 func newClient(cfg *rest.Config) (kubernetes.Interface, error) { return kubernetes.NewForConfig(cfg) }
+
+// testBootstrapPolicy: the objects every Kubernetes cluster starts with are
+// there once the cluster is ready — kube-controlplane makes them with hooks
+// of its own in place of upstream's (see its bootstrap.go) — and the
+// aggregated roles have their rules.
+func testBootstrapPolicy(t *testing.T, ctx context.Context, cs kubernetes.Interface, _ string, _ *rest.Config) {
+	rbac := cs.RbacV1()
+	for _, name := range []string{"cluster-admin", "admin", "edit", "view", "system:kube-scheduler", "system:kube-controller-manager", "system:controller:deployment-controller", "system:node", "system:public-info-viewer"} {
+		if _, err := rbac.ClusterRoles().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("ClusterRole %s: %v", name, err)
+		}
+	}
+	for _, name := range []string{"cluster-admin", "system:kube-scheduler", "system:controller:statefulset-controller", "system:public-info-viewer"} {
+		if _, err := rbac.ClusterRoleBindings().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("ClusterRoleBinding %s: %v", name, err)
+		}
+	}
+	if _, err := rbac.Roles("kube-system").Get(ctx, "extension-apiserver-authentication-reader", metav1.GetOptions{}); err != nil {
+		t.Errorf("Role kube-system/extension-apiserver-authentication-reader: %v", err)
+	}
+	if _, err := rbac.RoleBindings("kube-public").Get(ctx, "system:controller:bootstrap-signer", metav1.GetOptions{}); err != nil {
+		t.Errorf("RoleBinding kube-public/system:controller:bootstrap-signer: %v", err)
+	}
+	waitFor(t, ctx, "the aggregated role edit to have rules", func(ctx context.Context) (bool, error) {
+		r, err := rbac.ClusterRoles().Get(ctx, "edit", metav1.GetOptions{})
+		return err == nil && len(r.Rules) > 0, err
+	})
+	for _, name := range []string{"system-node-critical", "system-cluster-critical"} {
+		if _, err := cs.SchedulingV1().PriorityClasses().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("PriorityClass %s: %v", name, err)
+		}
+	}
+}

@@ -227,9 +227,34 @@ func apiserver(ctx context.Context, args []string) (component, error) {
 	}
 	addr := net.JoinHostPort(s.SecureServing.BindAddress.String(), strconv.Itoa(s.SecureServing.BindPort))
 	return component{
-		run:   func() error { return apiserverapp.Run(ctx, completed) },
+		run:   func() error { return runAPIServer(ctx, completed) },
 		ready: func(ctx context.Context) error { return waitReady(ctx, "https://"+addr+"/readyz") },
 	}, nil
+}
+
+// runAPIServer is kube-apiserver's app.Run with its two bootstrap hooks
+// replaced (see bootstrap.go).
+func runAPIServer(ctx context.Context, opts apiserveroptions.CompletedOptions) error {
+	config, err := apiserverapp.NewConfig(opts)
+	if err != nil {
+		return err
+	}
+	if err := replaceBootstrapHooks(config.KubeAPIs.ControlPlane.Generic); err != nil {
+		return err
+	}
+	completed, err := config.Complete()
+	if err != nil {
+		return err
+	}
+	server, err := apiserverapp.CreateServerChain(completed)
+	if err != nil {
+		return err
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return err
+	}
+	return prepared.Run(ctx)
 }
 
 // waitReady polls url until it answers 200. It is the process probing its
