@@ -102,7 +102,9 @@ func run(args []string) error {
 
 	// KUBE_CONTROLPLANE_CPUPROFILE names a file for a CPU profile of the
 	// start-up, from here until the last component is started: where a
-	// cluster's start-up time goes.
+	// cluster's start-up time goes. The embedded provider passes its
+	// processes a minimal environment, so set it when running
+	// kube-controlplane by hand with a cluster's arguments.
 	if path := os.Getenv("KUBE_CONTROLPLANE_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {

@@ -90,10 +90,11 @@ func url(port int, path string) string {
 	return "https://" + loopback + ":" + strconv.Itoa(port) + path
 }
 
-// processes returns the cluster's processes in start order.
-func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) []process {
-	etcd := process{
+// processes returns the cluster's two processes, in start order.
+func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) (etcd, cp process) {
+	etcd = process{
 		binary: etcdBinary,
+		env:    tune.env[etcdBinary],
 		args: []string{
 			"--name=oplab",
 			"--data-dir=" + l.etcdDir(),
@@ -199,8 +200,11 @@ func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) []pr
 	}
 	kwok = append(kwok, tune.kwok...)
 
-	cp := process{
+	cp = process{
 		binary: controlPlaneBinary,
+		env:    tune.env[controlPlaneBinary],
+		// kube-apiserver first: create waits on it alone before it makes
+		// the cluster's first objects, then on the others.
 		members: []member{
 			{name: "kube-apiserver", health: url(pt.APIServer, "/readyz")},
 			{name: "kube-controller-manager", health: url(pt.ControllerManager, "/healthz")},
@@ -215,11 +219,7 @@ func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) []pr
 		cp.args = append(cp.args, cp.members[i].name)
 		cp.args = append(cp.args, args...)
 	}
-	all := []process{etcd, cp}
-	for i := range all {
-		all[i].env = tune.env[all[i].binary]
-	}
-	return all
+	return etcd, cp
 }
 
 // kwokNodeAnnotation marks the nodes KWOK plays the kubelet of.

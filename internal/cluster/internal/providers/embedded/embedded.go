@@ -210,8 +210,7 @@ func (c *creation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	procs := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
-	etcd, cp := procs[0], procs[1]
+	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
 	if err := c.step("Starting etcd", func() error {
 		recs, err := c.start(etcd)
 		if err != nil {
