@@ -97,8 +97,8 @@ func applyCRDs(ctx context.Context, cfg *rest.Config, data []byte) error {
 	return nil
 }
 
-// createBaseObjects makes the default StorageClass and the node KWOK plays.
-func createBaseObjects(ctx context.Context, cs kubernetes.Interface) error {
+// createStorageClass makes the default StorageClass.
+func createStorageClass(ctx context.Context, cs kubernetes.Interface) error {
 	sc := &storagev1.StorageClass{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        StorageClassName,
@@ -111,6 +111,11 @@ func createBaseObjects(ctx context.Context, cs kubernetes.Interface) error {
 	if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create StorageClass %s: %w", sc.Name, err)
 	}
+	return nil
+}
+
+// createNode makes the node KWOK plays.
+func createNode(ctx context.Context, cs kubernetes.Interface) error {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("32"),
 		corev1.ResourceMemory: resource.MustParse("128Gi"),

@@ -37,14 +37,18 @@ type Options struct {
 	BinDir string
 	// DataDir holds one directory per cluster under clusters/.
 	DataDir string
+	// CacheDir holds what Create makes once and reuses (cluster seeds);
+	// the user's cache directory (see os.UserCacheDir) by default.
+	CacheDir string
 	Logger  *slog.Logger
 }
 
 // Provider is the embedded backend.
 type Provider struct {
-	binDir  string
-	dataDir string
-	logger  *slog.Logger
+	binDir   string
+	dataDir  string
+	cacheDir string
+	logger   *slog.Logger
 	reaper  *reaper
 	tune    tuning
 }
@@ -78,11 +82,21 @@ func New(o Options) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	cache := o.CacheDir
+	if cache == "" {
+		if cache, err = os.UserCacheDir(); err != nil {
+			return nil, fmt.Errorf("no cache directory for cluster seeds: %w", err)
+		}
+		cache = filepath.Join(cache, "oplab")
+	}
+	if cache, err = filepath.Abs(cache); err != nil {
+		return nil, err
+	}
 	logger := o.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{binDir: bin, dataDir: data, logger: logger, reaper: newReaper(), tune: defaultTuning()}, nil
+	return &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: defaultTuning()}, nil
 }
 
 // Info declares what embedded clusters can do.
@@ -210,8 +224,16 @@ func (c *creation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer hc.CloseIdleConnections()
+	seed, err := c.seed(ctx)
+	if err != nil {
+		return err
+	}
 	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
 	if err := c.step("Starting etcd", func() error {
+		if err := copyTree(seed, l.etcdDir()); err != nil {
+			return fmt.Errorf("copy the cluster seed: %w", err)
+		}
 		recs, err := c.start(etcd)
 		if err != nil {
 			return err
@@ -235,15 +257,18 @@ func (c *creation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// client-go's default of 5 requests a second would space the polls
+	// below 200 ms apart.
+	cfg.QPS, cfg.Burst = 100, 200
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	if err := c.step("Creating the node and the default StorageClass", func() error {
-		if err := applyCRDs(ctx, cfg, kwokCRDs); err != nil {
+	if err := c.step("Creating the node", func() error {
+		if err := fixKubernetesService(ctx, cs, st.Ports.APIServer); err != nil {
 			return err
 		}
-		return createBaseObjects(ctx, cs)
+		return createNode(ctx, cs)
 	}); err != nil {
 		return err
 	}
@@ -265,7 +290,7 @@ func (c *creation) run(ctx context.Context) error {
 // state record.
 func (c *creation) prepare() error {
 	l, st := c.l, c.st
-	for _, d := range []string{l.logDir(), l.etcdDir()} {
+	for _, d := range []string{l.logDir()} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return err
 		}
@@ -349,6 +374,20 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 // so it does not spend a minute retrying a vanished etcd — and removes dir.
 func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) error {
 	p.removeVolumeDirs(ctx, layout{dir})
+	if err := p.stopProcesses(st, dir); err != nil {
+		// Keep the state so the cluster can still be found and stopped.
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	p.logger.Info("cluster deleted", "cluster", st.Name)
+	return nil
+}
+
+// stopProcesses stops the processes of st, marked with dir, in reverse
+// start order, each once.
+func (p *Provider) stopProcesses(st *clusterState, dir string) error {
 	var errs []error
 	stopped := map[int]bool{}
 	for i := len(st.Processes) - 1; i >= 0; i-- {
@@ -361,15 +400,7 @@ func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) e
 			errs = append(errs, fmt.Errorf("stop %s: %w", rec.process(), err))
 		}
 	}
-	if len(errs) > 0 {
-		// Keep the state so the cluster can still be found and stopped.
-		return errors.Join(errs...)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("remove %s: %w", dir, err)
-	}
-	p.logger.Info("cluster deleted", "cluster", st.Name)
-	return nil
+	return errors.Join(errs...)
 }
 
 // removeVolumeDirs deletes the host directories of the cluster's
@@ -447,6 +478,9 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 		Components: make([]providers.ComponentStatus, len(st.Processes)),
 	}
 	hc, hcErr := healthClient(&pki{dir: l.pkiDir()})
+	if hcErr == nil {
+		defer hc.CloseIdleConnections()
+	}
 	var wg sync.WaitGroup
 	for i, rec := range st.Processes {
 		wg.Go(func() {

@@ -32,8 +32,10 @@ func healthClient(p *pki) (*http.Client, error) {
 	return &http.Client{
 		Timeout: 2 * time.Second,
 		Transport: &http.Transport{
-			TLSClientConfig:   &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}},
-			DisableKeepAlives: true,
+			TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}},
+			// Kept-alive connections spare the components a TLS handshake
+			// per probe while Create polls them; callers close them.
+			IdleConnTimeout: 10 * time.Second,
 		},
 	}, nil
 }
@@ -50,6 +52,7 @@ func probe(ctx context.Context, c *http.Client, url string) error {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16)) // lets the connection be reused
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
 	}
@@ -62,7 +65,7 @@ func waitHealthy(parent context.Context, c *http.Client, rec processRecord, mark
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	var last error
-	for delay := 20 * time.Millisecond; ; delay = min(delay*3/2, 250*time.Millisecond) {
+	for delay := 20 * time.Millisecond; ; delay = min(delay*3/2, 50*time.Millisecond) {
 		if !r.alive(rec.PID, marker) {
 			how := "exited"
 			if st := r.exitStatus(rec.PID); st != "" {

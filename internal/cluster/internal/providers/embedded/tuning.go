@@ -41,5 +41,6 @@ func defaultTuning() tuning {
 	for _, b := range binaries {
 		t.env[b] = append(t.env[b], "GOGC=50")
 	}
+	t.env[controlPlaneBinary] = append(t.env[controlPlaneBinary], "KUBE_CONTROLPLANE_STARTUP_GOGC=200")
 	return t
 }
