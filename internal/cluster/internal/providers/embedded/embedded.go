@@ -40,7 +40,7 @@ type Options struct {
 	// CacheDir holds what Create makes once and reuses (cluster seeds);
 	// the user's cache directory (see os.UserCacheDir) by default.
 	CacheDir string
-	Logger  *slog.Logger
+	Logger   *slog.Logger
 }
 
 // Provider is the embedded backend.
@@ -49,8 +49,8 @@ type Provider struct {
 	dataDir  string
 	cacheDir string
 	logger   *slog.Logger
-	reaper  *reaper
-	tune    tuning
+	reaper   *reaper
+	tune     tuning
 }
 
 var (
