@@ -60,10 +60,23 @@ type ProviderOption func(*Provider) error
 
 // ProviderWithEmbedded selects the embedded backend: real control-plane
 // processes (built into binDir by `make controlplane`) with state kept under
-// dataDir.
+// dataDir, and cluster seeds in the user's cache directory.
 func ProviderWithEmbedded(binDir, dataDir string) ProviderOption {
+	return ProviderWithEmbeddedOptions(EmbeddedOptions{BinDir: binDir, DataDir: dataDir})
+}
+
+// EmbeddedOptions configure the embedded backend; see ProviderWithEmbedded.
+type EmbeddedOptions struct {
+	BinDir, DataDir string
+	// CacheDir holds the cluster seeds, the etcd data every new cluster
+	// starts from; the user's cache directory by default.
+	CacheDir string
+}
+
+// ProviderWithEmbeddedOptions selects the embedded backend configured by o.
+func ProviderWithEmbeddedOptions(o EmbeddedOptions) ProviderOption {
 	return func(p *Provider) error {
-		b, err := embedded.New(embedded.Options{BinDir: binDir, DataDir: dataDir, Logger: p.logger})
+		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger})
 		if err != nil {
 			return err
 		}

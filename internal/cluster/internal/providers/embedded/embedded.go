@@ -38,7 +38,8 @@ type Options struct {
 	// DataDir holds one directory per cluster under clusters/.
 	DataDir string
 	// CacheDir holds what Create makes once and reuses (cluster seeds);
-	// the user's cache directory (see os.UserCacheDir) by default.
+	// by default oplab/ in the user's cache directory (os.UserCacheDir), or
+	// cache/ in DataDir when there is none.
 	CacheDir string
 	Logger   *slog.Logger
 }
@@ -84,10 +85,11 @@ func New(o Options) (*Provider, error) {
 	}
 	cache := o.CacheDir
 	if cache == "" {
-		if cache, err = os.UserCacheDir(); err != nil {
-			return nil, fmt.Errorf("no cache directory for cluster seeds: %w", err)
+		if user, err := os.UserCacheDir(); err == nil {
+			cache = filepath.Join(user, "oplab")
+		} else {
+			cache = filepath.Join(data, "cache") // no $HOME: kept per data directory
 		}
-		cache = filepath.Join(cache, "oplab")
 	}
 	if cache, err = filepath.Abs(cache); err != nil {
 		return nil, err

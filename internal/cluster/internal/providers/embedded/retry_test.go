@@ -27,7 +27,7 @@ func TestCreateRetriesWhenAPortIsTaken(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := New(Options{BinDir: bin, DataDir: data})
+	p, err := New(Options{BinDir: bin, DataDir: data, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
