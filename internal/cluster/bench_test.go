@@ -66,6 +66,35 @@ func BenchmarkClusterCreate(b *testing.B) {
 	}
 }
 
+// BenchmarkClusterCreateFirst measures the first Create with an empty
+// cache directory, which makes the cluster seed before the cluster
+// (s/first-create): what the first cluster after a build of the control
+// plane costs.
+func BenchmarkClusterCreateFirst(b *testing.B) {
+	ctx := context.Background()
+	var total float64
+	for i := 0; b.Loop(); i++ {
+		p, err := cluster.NewProvider(cluster.ProviderWithEmbeddedOptions(cluster.EmbeddedOptions{
+			BinDir: clustertest.BinDir(b), DataDir: b.TempDir(), CacheDir: b.TempDir(),
+		}))
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := "first-" + strconv.Itoa(i)
+		start := time.Now()
+		if err := p.Create(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+		total += time.Since(start).Seconds()
+		b.StopTimer()
+		if err := p.Delete(ctx, name); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(total/float64(b.N), "s/first-create")
+}
+
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times on Linux.
 const clockTicks = 100
 
