@@ -46,6 +46,9 @@ const (
 	// seedUnused is how long a seed of other binaries is kept after its
 	// last use.
 	seedUnused = 7 * 24 * time.Hour
+	// seedAbandoned is how old a seed being made must be to count as
+	// abandoned: making one takes seconds.
+	seedAbandoned = 10 * time.Minute
 )
 
 // seedKey identifies the seed that the current binaries and settings make.
@@ -83,7 +86,6 @@ func (c *creation) seed(ctx context.Context) (string, error) {
 	}); err != nil {
 		return "", err
 	}
-	p.pruneSeeds(root, key)
 	return dir, nil
 }
 
@@ -95,6 +97,7 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return err
 	}
+	p.pruneSeeds(root, filepath.Base(dir))
 	tmp, err := os.MkdirTemp(root, ".making-")
 	if err != nil {
 		return err
@@ -160,7 +163,13 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		return err
 	}
 	st.Processes = nil
-	if err := os.Rename(c.l.etcdDir(), dir); err != nil {
+	// A sparse copy: the write-ahead log is a preallocated 64 MB file of
+	// which the seed uses a few hundred KiB.
+	made := filepath.Join(tmp, "seed")
+	if err := copyTree(c.l.etcdDir(), made); err != nil {
+		return err
+	}
+	if err := os.Rename(made, dir); err != nil {
 		if _, serr := os.Stat(dir); serr == nil {
 			return nil // another Create made it first
 		}
@@ -260,22 +269,34 @@ func fixKubernetesService(ctx context.Context, cs kubernetes.Interface, port int
 }
 
 // pruneSeeds removes the seeds of other binaries that no Create has used
-// for seedUnused, and seeds left half-made by an interrupted Create.
+// for seedUnused, and what a Create killed while it made a seed left: the
+// directory and the processes it recorded there.
 func (p *Provider) pruneSeeds(root, keep string) {
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if e.Name() == keep {
-			continue
-		}
+		dir := filepath.Join(root, e.Name())
 		fi, err := e.Info()
-		if err != nil || time.Since(fi.ModTime()) < seedUnused {
+		switch {
+		case err != nil || e.Name() == keep:
+			continue
+		case strings.HasPrefix(e.Name(), ".making-"):
+			if time.Since(fi.ModTime()) < seedAbandoned {
+				continue // another Create may be making it
+			}
+			if st, err := readState(dir); err == nil {
+				if err := p.stopProcesses(st, dir); err != nil {
+					p.logger.Warn("stop the processes of an abandoned seed", "dir", dir, "error", err)
+					continue
+				}
+			}
+		case time.Since(fi.ModTime()) < seedUnused:
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(root, e.Name())); err != nil {
-			p.logger.Warn("remove an old cluster seed", "dir", e.Name(), "error", err)
+		if err := os.RemoveAll(dir); err != nil {
+			p.logger.Warn("remove an old cluster seed", "dir", dir, "error", err)
 		}
 	}
 }

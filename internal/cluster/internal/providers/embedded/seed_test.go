@@ -106,3 +106,56 @@ func TestSeedKey(t *testing.T) {
 		t.Errorf("key %s unchanged after %s was rebuilt", k1, controlPlaneBinary)
 	}
 }
+
+// TestPruneSeeds keeps the current seed, a recently used one and a seed
+// being made; it removes a seed unused for longer than seedUnused, and an
+// abandoned half-made seed together with the process it recorded.
+func TestPruneSeeds(t *testing.T) {
+	p, err := New(Options{BinDir: t.TempDir(), DataDir: t.TempDir(), CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Join(p.cacheDir, seedsDir)
+	old := time.Now().Add(-seedUnused - time.Hour)
+	dirs := map[string]time.Time{
+		"current":       old, // kept whatever its age
+		"recent":        time.Now(),
+		"unused":        old,
+		".making-live":  time.Now(),
+		".making-stale": time.Now().Add(-seedAbandoned - time.Minute),
+	}
+	for name := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, name), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := filepath.Join(root, ".making-stale")
+	log := filepath.Join(t.TempDir(), "sleep.log")
+	pid, err := p.reaper.start("/bin/sleep", []string{"60"}, p.env(stale, nil), stale, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.reaper.stop(pid, stale, time.Second) })
+	if err := writeState(stale, &clusterState{Name: "seed", Processes: []processRecord{{Name: "etcd", PID: pid, Log: log}}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, mtime := range dirs {
+		if err := os.Chtimes(filepath.Join(root, name), mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	p.pruneSeeds(root, "current")
+
+	var left []string
+	entries, _ := os.ReadDir(root)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if want := []string{".making-live", "current", "recent"}; !slices.Equal(left, want) {
+		t.Errorf("after pruning: %q, want %q", left, want)
+	}
+	if p.reaper.alive(pid, stale) {
+		t.Errorf("the abandoned seed's process %d is still running", pid)
+	}
+}
