@@ -141,6 +141,9 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		Host:            url(pt.APIServer, ""),
 		BearerToken:     token,
 		TLSClientConfig: rest.TLSClientConfig{CAFile: c.pki.path(caCertFile)},
+		// The field manager of the objects made here, whichever program
+		// runs Create.
+		UserAgent: "oplab",
 	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
