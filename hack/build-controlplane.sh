@@ -30,17 +30,37 @@ mkdir -p "$out"
 tmp=$(mktemp -d "$out/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
+# kube-apiserver makes its loopback certificate with ECDSA instead of RSA
+# keys (see overlay/loopback_cert.go). kube-controlplane is built against a
+# copy of k8s.io/apiserver in which one call of serving_with_loopback.go is
+# renamed and that file added; a temporary go.mod replaces the module with
+# the copy. (go build -overlay refuses files in the module cache.)
+apiserver=$(go list -m -f '{{.Dir}}' k8s.io/apiserver)
+patched=$tmp/src/k8s.io/apiserver
+mkdir -p "$tmp/src/k8s.io"
+cp -r "$apiserver" "$patched"
+chmod -R u+w "$patched"
+options=$patched/pkg/server/options
+sed -i 's/certutil\.GenerateSelfSignedCertKeyWithOptions(/generateLoopbackCertKey(/' "$options/serving_with_loopback.go"
+if [ "$(grep -c 'generateLoopbackCertKey(' "$options/serving_with_loopback.go")" != 1 ]; then
+  echo "k8s.io/apiserver's serving_with_loopback.go no longer makes the loopback certificate as" >&2
+  echo "hack/tools/controlplane/overlay/loopback_cert.go expects: update it for this release" >&2
+  exit 1
+fi
+cp "$mod/overlay/loopback_cert.go" "$options/zz_oplab_loopback_cert.go"
+cp go.mod "$tmp/go.mod"
+cp go.sum "$tmp/go.sum"
+go mod edit -replace "k8s.io/apiserver=$patched" "$tmp/go.mod"
+
 echo "building control plane $kube_version (kwok $kwok_version) into $out"
-for cmd in \
-  ./cmd/kube-controlplane \
-  k8s.io/kubernetes/cmd/kubectl; do
-  name=${cmd##*/}
-  echo "  $name"
-  go build -trimpath -ldflags "$ldflags" -o "$tmp/$name" "$cmd"
-done
+echo "  kube-controlplane"
+go build -trimpath -modfile "$tmp/go.mod" -ldflags "$ldflags" -o "$tmp/kube-controlplane" ./cmd/kube-controlplane
+echo "  kubectl"
+go build -trimpath -ldflags "$ldflags" -o "$tmp/kubectl" k8s.io/kubernetes/cmd/kubectl
 # etcd's main package is its module root, so go build names the file "server".
 echo "  etcd"
 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
 
+rm -rf "$tmp/src" "$tmp/go.mod" "$tmp/go.sum"
 for f in "$tmp"/*; do mv -f "$f" "$out/"; done
 echo "$kube_version kwok-$kwok_version" > "$out/.controlplane-version"

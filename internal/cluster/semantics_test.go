@@ -2,6 +2,9 @@ package cluster_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net/url"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,6 +39,7 @@ func TestSemantics(t *testing.T) {
 		{"MissingStorageClassStaysPending", testMissingStorageClass},
 		{"GarbageCollection", testGarbageCollection},
 		{"BootstrapPolicy", testBootstrapPolicy},
+		{"LoopbackCertificate", testLoopbackCertificate},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -333,5 +337,36 @@ func testBootstrapPolicy(t *testing.T, ctx context.Context, cs kubernetes.Interf
 		if _, err := cs.SchedulingV1().PriorityClasses().Get(ctx, name, metav1.GetOptions{}); err != nil {
 			t.Errorf("PriorityClass %s: %v", name, err)
 		}
+	}
+}
+
+// testLoopbackCertificate checks that kube-controlplane was built with its
+// loopback certificate patch (hack/build-controlplane.sh): the certificate
+// the API server presents for its own connections is ECDSA, and the server
+// still serves them (the bootstrap hooks, which use them, passed for the
+// cluster to be ready).
+func testLoopbackCertificate(t *testing.T, ctx context.Context, _ kubernetes.Interface, _ string, cfg *rest.Config) {
+	u, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := tls.Dialer{Config: &tls.Config{
+		ServerName:         "apiserver-loopback-client", // server.LoopbackClientServerNameOverride
+		InsecureSkipVerify: true,                        // only the certificate's key is looked at
+	}}
+	conn, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	certs := conn.(*tls.Conn).ConnectionState().PeerCertificates
+	if len(certs) == 0 {
+		t.Fatal("no certificate presented")
+	}
+	if got := certs[0].PublicKeyAlgorithm; got != x509.ECDSA {
+		t.Errorf("loopback certificate key: %v, want ECDSA", got)
+	}
+	if got := certs[0].DNSNames; len(got) != 1 || got[0] != "apiserver-loopback-client" {
+		t.Errorf("loopback certificate names %q, want apiserver-loopback-client", got)
 	}
 }
