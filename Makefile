@@ -13,7 +13,7 @@ export OPLAB_BIN := $(BIN)
 
 CONTROLPLANE_BINS := $(addprefix $(BIN)/,etcd kube-controlplane kubectl)
 CONTROLPLANE_SRC  := hack/tools/controlplane/go.mod hack/tools/controlplane/go.sum hack/build-controlplane.sh \
-                     $(wildcard hack/tools/controlplane/cmd/*/*.go) $(wildcard hack/tools/controlplane/overlay/*.go)
+                     $(wildcard hack/tools/controlplane/cmd/*/*.go) $(wildcard hack/tools/controlplane/apiserver-patch/*.go)
 
 .PHONY: all build controlplane run test bench clean help
 

@@ -31,7 +31,7 @@ tmp=$(mktemp -d "$out/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 # kube-apiserver makes its loopback certificate with ECDSA instead of RSA
-# keys (see overlay/loopback_cert.go). kube-controlplane is built against a
+# keys (see apiserver-patch/loopback_cert.go). kube-controlplane is built against a
 # copy of k8s.io/apiserver in which one call of serving_with_loopback.go is
 # renamed and that file added; a temporary go.mod replaces the module with
 # the copy. (go build -overlay refuses files in the module cache.)
@@ -44,10 +44,10 @@ options=$patched/pkg/server/options
 sed -i 's/certutil\.GenerateSelfSignedCertKeyWithOptions(/generateLoopbackCertKey(/' "$options/serving_with_loopback.go"
 if [ "$(grep -c 'generateLoopbackCertKey(' "$options/serving_with_loopback.go")" != 1 ]; then
   echo "k8s.io/apiserver's serving_with_loopback.go no longer makes the loopback certificate as" >&2
-  echo "hack/tools/controlplane/overlay/loopback_cert.go expects: update it for this release" >&2
+  echo "hack/tools/controlplane/apiserver-patch/loopback_cert.go expects: update it for this release" >&2
   exit 1
 fi
-cp "$mod/overlay/loopback_cert.go" "$options/zz_oplab_loopback_cert.go"
+cp "$mod/apiserver-patch/loopback_cert.go" "$options/zz_oplab_loopback_cert.go"
 cp go.mod "$tmp/go.mod"
 cp go.sum "$tmp/go.sum"
 go mod edit -replace "k8s.io/apiserver=$patched" "$tmp/go.mod"

@@ -1,7 +1,7 @@
-// This file is added to k8s.io/apiserver/pkg/server/options when
-// kube-controlplane is built (go build -overlay; see
-// hack/build-controlplane.sh), and the API server's loopback certificate is
-// made by generateLoopbackCertKey instead of
+// This file is added to k8s.io/apiserver/pkg/server/options in the copy of
+// that module kube-controlplane is built against (hack/build-controlplane.sh),
+// and the API server's loopback certificate is made by
+// generateLoopbackCertKey instead of
 // certutil.GenerateSelfSignedCertKeyWithOptions.
 //
 // Upstream makes that certificate, and the CA that signs it, with 2048-bit
