@@ -70,17 +70,23 @@ func TestControlPlaneBadArguments(t *testing.T) {
 	bin := filepath.Join(clustertest.BinDir(t), "kube-controlplane")
 	tests := []struct {
 		args []string
+		env  string
 		want string
 	}{
-		{nil, "usage: kube-controlplane COMPONENT FLAGS"},
-		{[]string{"kubelet"}, `unknown component "kubelet"`},
-		{[]string{"kube-scheduler", "---", "kube-scheduler"}, `component "kube-scheduler" given twice`},
-		{[]string{"kube-scheduler", "---", "---", "kwok"}, "empty argument group"},
-		{[]string{"kube-scheduler", "--no-such-flag"}, "kube-scheduler: unknown flag: --no-such-flag"},
+		{nil, "", "usage: kube-controlplane COMPONENT FLAGS"},
+		{[]string{"kubelet"}, "", `unknown component "kubelet"`},
+		{[]string{"kube-scheduler", "---", "kube-scheduler"}, "", `component "kube-scheduler" given twice`},
+		{[]string{"kube-scheduler", "---", "---", "kwok"}, "", "empty argument group"},
+		{[]string{"kube-scheduler", "--no-such-flag"}, "", "kube-scheduler: unknown flag: --no-such-flag"},
+		{[]string{"kube-scheduler"}, "KUBE_CONTROLPLANE_STARTUP_GOGC=fast", `KUBE_CONTROLPLANE_STARTUP_GOGC="fast": want a positive percentage`},
 	}
 	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			out, err := exec.Command(bin, tt.args...).CombinedOutput()
+		t.Run(strings.TrimSpace(tt.env+" "+strings.Join(tt.args, " ")), func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			if tt.env != "" {
+				cmd.Env = append(os.Environ(), tt.env)
+			}
+			out, err := cmd.CombinedOutput()
 			if err == nil {
 				t.Fatalf("kube-controlplane %q: exit status 0, want an error\n%s", tt.args, out)
 			}
