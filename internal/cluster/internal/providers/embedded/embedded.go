@@ -292,10 +292,8 @@ func (c *creation) run(ctx context.Context) error {
 // state record.
 func (c *creation) prepare() error {
 	l, st := c.l, c.st
-	for _, d := range []string{l.logDir()} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
+	if err := os.MkdirAll(l.logDir(), 0o700); err != nil {
+		return err
 	}
 	p, err := newPKI(l.pkiDir())
 	if err != nil {

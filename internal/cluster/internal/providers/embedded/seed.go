@@ -91,8 +91,9 @@ func (c *creation) seed(ctx context.Context) (string, error) {
 
 // makeSeed starts etcd and the API server alone in a temporary directory
 // under root, lets the API server make its bootstrap objects, adds oplab's,
-// stops both and renames their etcd data to dir. Concurrent Creates may
-// each make one; the first rename wins and the others are dropped.
+// stops both and stores a sparse copy of their etcd data as dir. Concurrent
+// Creates may each make one; the first rename wins and the others are
+// dropped.
 func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return err
