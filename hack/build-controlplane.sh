@@ -35,7 +35,14 @@ trap 'rm -rf "$tmp"' EXIT
 # copy of k8s.io/apiserver in which one call of serving_with_loopback.go is
 # renamed and that file added; a temporary go.mod replaces the module with
 # the copy. (go build -overlay refuses files in the module cache.)
+# `go list -m` reports no directory for a module not yet in the module
+# cache, so download it first (a no-op when it is there).
+go mod download k8s.io/apiserver
 apiserver=$(go list -m -f '{{.Dir}}' k8s.io/apiserver)
+if [ -z "$apiserver" ] || [ ! -d "$apiserver" ]; then
+  echo "k8s.io/apiserver is not in the module cache after 'go mod download'" >&2
+  exit 1
+fi
 patched=$tmp/src/k8s.io/apiserver
 mkdir -p "$tmp/src/k8s.io"
 cp -r "$apiserver" "$patched"
