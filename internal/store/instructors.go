@@ -119,4 +119,6 @@ func versionChecked(ctx context.Context, tx *sql.Tx, res sql.Result, q string, k
 func isUnique(err error) bool { return strings.Contains(err.Error(), "UNIQUE constraint failed") }
 
 // isForeignKey reports a FOREIGN KEY constraint failure.
-func isForeignKey(err error) bool { return strings.Contains(err.Error(), "FOREIGN KEY constraint failed") }
+func isForeignKey(err error) bool {
+	return strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
+}
