@@ -22,8 +22,9 @@ type Spec struct {
 	Opens, Closes time.Time
 	// TimeLimit caps each session; zero means none.
 	TimeLimit time.Duration
-	// Owner is the instructor who runs the class: the actor when empty.
-	// Only an admin may name another instructor.
+	// Owner is the instructor who runs the class: the actor when empty,
+	// or, for an admin who is no instructor (the command line), the only
+	// instructor there is. Only an admin may name another instructor.
 	Owner string
 }
 
@@ -31,6 +32,18 @@ type Spec struct {
 func (s *Service) Create(ctx context.Context, a Actor, sp Spec) (*Class, error) {
 	if sp.Owner == "" {
 		sp.Owner = a.Name
+	}
+	if sp.Owner == "" && a.Admin {
+		ins, err := s.o.Store.Instructors(ctx)
+		if err != nil {
+			return nil, err
+		}
+		switch len(ins) {
+		case 0:
+			return nil, fmt.Errorf("%w class %q: a class needs an instructor: add one first (oplab instructor add NAME)", ErrInvalid, sp.Name)
+		case 1:
+			sp.Owner = ins[0].Name
+		}
 	}
 	if err := s.checkSpec(ctx, a, sp); err != nil {
 		return nil, err
@@ -67,7 +80,7 @@ func (s *Service) checkSpec(ctx context.Context, a Actor, sp Spec) error {
 		return err
 	}
 	if sp.Owner == "" {
-		return fmt.Errorf("%w class %q: name its owner, an instructor (oplab instructor list)", ErrInvalid, sp.Name)
+		return fmt.Errorf("%w class %q: name its owner, one of the instructors (oplab instructor list)", ErrInvalid, sp.Name)
 	}
 	if !a.Admin && sp.Owner != a.Name {
 		return fmt.Errorf("class %q: only an admin gives a class to another instructor: %w", sp.Name, ErrForbidden)
