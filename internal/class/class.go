@@ -73,8 +73,9 @@ type Options struct {
 	Labs fs.FS
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// FailureBurst and FailureEvery limit wrong codes per client
-	// (DefaultFailureBurst and DefaultFailureEvery when zero).
+	// FailureBurst and FailureEvery limit wrong codes, and wrong
+	// passwords, per client (DefaultFailureBurst and DefaultFailureEvery
+	// when zero).
 	FailureBurst int
 	FailureEvery time.Duration
 	// Logger receives what happens (never a code or a password);
@@ -89,6 +90,8 @@ type Service struct {
 	log   *slog.Logger
 	now   func() time.Time
 	fails *limiter
+	// badPasswords limits wrong instructor passwords per client.
+	badPasswords *limiter
 }
 
 // New returns a Service.
@@ -102,7 +105,8 @@ func New(o Options) (*Service, error) {
 	if o.FailureEvery <= 0 {
 		o.FailureEvery = DefaultFailureEvery
 	}
-	s := &Service{o: o, log: o.Logger, now: o.Now, fails: newLimiter(o.FailureBurst, o.FailureEvery)}
+	s := &Service{o: o, log: o.Logger, now: o.Now,
+		fails: newLimiter(o.FailureBurst, o.FailureEvery), badPasswords: newLimiter(o.FailureBurst, o.FailureEvery)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -35,7 +35,7 @@ type fixture struct {
 
 // newFixture opens a service on a real SQLite file with the built-in labs,
 // and instructors ada and bob (not admins).
-func newFixture(t *testing.T, o Options) *fixture {
+func newFixture(t testing.TB, o Options) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), store.FileName)
 	st, err := store.Open(t.Context(), path)

@@ -58,26 +58,43 @@ func (s *Service) AddInstructor(ctx context.Context, name, password string, admi
 }
 
 // Verify signs an instructor in: ErrBadCredentials for an unknown name or
-// a wrong password alike, taking as long for either.
-func (s *Service) Verify(ctx context.Context, name, password string) (*Instructor, error) {
+// a wrong password alike, taking as long for either. client is the
+// caller's address as the front end sees it: wrong passwords are rate
+// limited per client like wrong codes (with an allowance of their own, so
+// learners' typos never lock an instructor out).
+func (s *Service) Verify(ctx context.Context, client, name, password string) (*Instructor, error) {
+	now := s.now()
+	if d := s.badPasswords.wait(client, now); d > 0 {
+		return nil, fmt.Errorf("%w: try again in %s", ErrTooManyAttempts, d)
+	}
+	in, ok, err := s.verify(ctx, name, password)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		s.badPasswords.fail(client, now)
+		s.log.Info("wrong instructor name or password", "client", client)
+		return nil, ErrBadCredentials
+	}
+	return instructorView(in), nil
+}
+
+func (s *Service) verify(ctx context.Context, name, password string) (store.Instructor, bool, error) {
 	in, err := s.o.Store.Instructor(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		// Spend the time a known name costs, so timing does not tell
 		// which names exist.
 		_, _ = checkPassword(dummyHash(), password)
-		return nil, ErrBadCredentials
+		return in, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return in, false, err
 	}
 	ok, err := checkPassword(in.PasswordHash, password)
 	if err != nil {
-		return nil, fmt.Errorf("instructor %q: %w", name, err)
+		return in, false, fmt.Errorf("instructor %q: %w", name, err)
 	}
-	if !ok {
-		return nil, ErrBadCredentials
-	}
-	return instructorView(in), nil
+	return in, ok, nil
 }
 
 // Instructors lists the instructors by name.

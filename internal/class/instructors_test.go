@@ -66,14 +66,30 @@ func TestInstructors(t *testing.T) {
 			t.Errorf("add %q: got %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	got, err := f.svc.Verify(ctx, "grace", password)
+	got, err := f.svc.Verify(ctx, "10.0.0.1", "grace", password)
 	if err != nil || got.Name != "grace" || !got.Admin || got.Actor() != (Actor{Name: "grace", Admin: true}) {
 		t.Errorf("verify: got %+v, %v; want grace, admin", got, err)
 	}
 	for _, tt := range []struct{ name, password string }{{"grace", password + "x"}, {"grace", ""}, {"nobody", password}} {
-		if _, err := f.svc.Verify(ctx, tt.name, tt.password); !errors.Is(err, ErrBadCredentials) {
+		if _, err := f.svc.Verify(ctx, "10.0.0.1", tt.name, tt.password); !errors.Is(err, ErrBadCredentials) {
 			t.Errorf("verify %s with a wrong password: got %v, want ErrBadCredentials", tt.name, err)
 		}
+	}
+	// The fixture allows 10 wrong attempts: 7 more, and the right
+	// password is refused too, from that client only.
+	for range 7 {
+		if _, err := f.svc.Verify(ctx, "10.0.0.1", "grace", "guess"); !errors.Is(err, ErrBadCredentials) {
+			t.Fatalf("wrong password: got %v, want ErrBadCredentials", err)
+		}
+	}
+	if _, err := f.svc.Verify(ctx, "10.0.0.1", "grace", password); !errors.Is(err, ErrTooManyAttempts) {
+		t.Errorf("right password after 10 wrong ones: got %v, want ErrTooManyAttempts", err)
+	}
+	if _, err := f.svc.Join(ctx, "10.0.0.1", "WRONG", "x"); !errors.Is(err, ErrBadCode) {
+		t.Errorf("a learner's join from the same address: got %v, want only ErrBadCode", err)
+	}
+	if _, err := f.svc.Verify(ctx, "10.0.0.2", "grace", password); err != nil {
+		t.Errorf("right password from another client: %v", err)
 	}
 	all, err := f.svc.Instructors(ctx)
 	if err != nil || len(all) != 3 || all[2].Name != "grace" {

@@ -65,7 +65,7 @@ func TestInstructorCommands(t *testing.T) {
 	svc, closeStore := openClasses(t, data)
 	defer closeStore()
 	// The line ending of a piped password is not part of it.
-	if _, err := svc.Verify(t.Context(), "grace", "grace's password"); err != nil {
+	if _, err := svc.Verify(t.Context(), "127.0.0.1", "grace", "grace's password"); err != nil {
 		t.Errorf("verify grace's piped password: %v", err)
 	}
 }
