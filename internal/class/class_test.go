@@ -2,6 +2,7 @@ package class
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -361,5 +362,35 @@ func TestAdmitAndLink(t *testing.T) {
 	}
 	if _, err := f.svc.Admit(ctx, j.Learner, "failover"); !errors.Is(err, ErrClosed) {
 		t.Errorf("admit in a closed class: got %v, want ErrClosed", err)
+	}
+}
+
+// TestJoinAtNine has 35 learners join a class of 30 at the same moment:
+// exactly 30 get in, the others are told the class is full.
+func TestJoinAtNine(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	c := f.create(t, ada, Spec{Name: "nine", Capacity: 30})
+	errs := make([]error, 35)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = f.svc.Join(t.Context(), "school-nat", c.JoinCode, fmt.Sprint("learner ", i))
+		})
+	}
+	wg.Wait()
+	in, full := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			in++
+		case errors.Is(err, ErrFull):
+			full++
+		default:
+			t.Errorf("join: %v", err)
+		}
+	}
+	if got, _ := f.svc.Get(t.Context(), ada, "nine"); in != 30 || full != 5 || got.Members != 30 {
+		t.Errorf("35 joins to a class of 30: got %d in, %d full, %d members; want 30, 5, 30", in, full, got.Members)
 	}
 }
