@@ -87,14 +87,13 @@ oplab lab stop.`,
 			if err != nil {
 				return err
 			}
-			if provider != app.Embedded {
-				return fmt.Errorf("unknown provider %q (available: %s)", provider, app.Embedded)
-			}
 			l, err := parseLang(langFlag)
 			if err != nil {
 				return err
 			}
-			a, closeApp, err := g.sessions(cmd.Context())
+			c := g.config()
+			c.Provider = provider
+			a, closeApp, err := g.sessionsOn(cmd.Context(), c)
 			if err != nil {
 				return err
 			}
@@ -129,7 +128,7 @@ oplab lab stop.`,
 	}
 	f.add(cmd)
 	cmd.Flags().Lookup("session").Hidden = true
-	cmd.Flags().StringVar(&provider, "provider", "embedded", "cluster provider: embedded")
+	cmd.Flags().StringVar(&provider, "provider", app.Embedded, "cluster provider: "+app.Embedded)
 	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the lab's texts: en, ko")
 	return cmd
 }

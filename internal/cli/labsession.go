@@ -47,7 +47,7 @@ func (g *globals) config() app.Config {
 
 // open builds the application layer on the course built into oplab.
 func (g *globals) open(ctx context.Context) (*app.App, error) {
-	return g.openCourse(ctx, course.Sources{})
+	return app.Open(ctx, g.config())
 }
 
 // openCourse builds the application layer on the course in src.
@@ -90,7 +90,12 @@ func (l *local) withPath(ctx context.Context, st *session.Status) *localStatus {
 
 // sessions builds the application layer; close releases it.
 func (g *globals) sessions(ctx context.Context) (l *local, closeFn func(), err error) {
-	a, err := g.open(ctx)
+	return g.sessionsOn(ctx, g.config())
+}
+
+// sessionsOn is sessions with configuration c.
+func (g *globals) sessionsOn(ctx context.Context, c app.Config) (l *local, closeFn func(), err error) {
+	a, err := app.Open(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
