@@ -30,16 +30,9 @@ type Course struct {
 // Load reads and validates the whole course in src (see Validate) and
 // returns it, or every problem found joined in one error.
 func Load(src Sources) (*Course, error) {
-	if errs := Validate(src); len(errs) > 0 {
+	labs, quizzes, errs := validate(src)
+	if len(errs) > 0 {
 		return nil, fmt.Errorf("load course: %d problems: %w", len(errs), errors.Join(errs...))
-	}
-	labs, errs := lab.LoadAll(src.Labs)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("load labs: %w", errors.Join(errs...))
-	}
-	quizzes, errs := quiz.LoadAll(src.Quizzes)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("load quizzes: %w", errors.Join(errs...))
 	}
 	return &Course{Sources: src, labs: labs, quizzes: quizzes}, nil
 }
