@@ -16,10 +16,7 @@ func clusterOf(p *pgv1.PostgresCluster) *Cluster {
 		Phase: p.Status.Phase, ReadyReplicas: p.Status.ReadyReplicas,
 		CurrentPrimary: p.Status.CurrentPrimary, TargetPrimary: p.Status.TargetPrimary,
 		Generation: p.Generation, ObservedGeneration: p.Status.ObservedGeneration,
-		Deleting: p.DeletionTimestamp != nil,
-	}
-	if p.Spec.Replicas != nil {
-		c.Replicas = *p.Spec.Replicas
+		Deleting: p.DeletionTimestamp != nil, Replicas: p.Spec.Replicas,
 	}
 	for _, cd := range p.Status.Conditions {
 		c.Conditions = append(c.Conditions, Condition{
