@@ -145,8 +145,9 @@ func (h *Hub) start(key string, up Upstream, prev *topic) *topic {
 			<-prev.done
 		}
 		err := up.Run(ctx, t.publish)
+		stopped := ctx.Err() != nil // asked to stop, rather than failed or done
 		cancel()
-		if err != nil && ctx.Err() == nil {
+		if err != nil && !stopped {
 			h.log.Warn("stream upstream failed", "key", key, "err", err)
 		}
 		h.mu.Lock()
@@ -154,7 +155,7 @@ func (h *Hub) start(key string, up Upstream, prev *topic) *topic {
 			delete(h.topics, key)
 		}
 		h.mu.Unlock()
-		t.end(err, ctx.Err() != nil)
+		t.end(err, stopped)
 	})
 	return t
 }

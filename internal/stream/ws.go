@@ -3,9 +3,12 @@ package stream
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -26,7 +29,7 @@ type WSOptions struct {
 	// after it (10 s).
 	WriteWait time.Duration
 	// PongWait is how long the client may stay silent, pongs included,
-	// before it is taken for gone (60 s); pings go every nine tenths of it.
+	// before it is taken for gone (60 s); pings go twice as often.
 	PongWait time.Duration
 }
 
@@ -51,41 +54,57 @@ const maxClientMessage = 1024
 func Serve(ctx context.Context, conn *websocket.Conn, sub *Subscription, o WSOptions) error {
 	o = o.withDefaults()
 	defer sub.Close()
-	ctx, cancel := context.WithCancel(ctx)
 	readDone := make(chan struct{})
+	var readErr error
 	go func() {
 		defer close(readDone)
-		defer cancel()
-		read(conn, o.PongWait)
+		readErr = read(conn, o.PongWait)
 	}()
-	err := write(ctx, conn, sub, o)
+	err := write(ctx, conn, sub, readDone, o)
 	// Closing the connection ends the reader's ReadMessage at once.
 	conn.Close()
 	<-readDone
+	if errors.Is(err, errClientDone) {
+		var ne net.Error
+		if errors.As(readErr, &ne) && ne.Timeout() {
+			return fmt.Errorf("client silent for %s (no pong): dropped", o.PongWait)
+		}
+		return nil // the client left
+	}
+	if gone(err) {
+		return nil // the client left: nothing went wrong here
+	}
 	return err
 }
 
+// errClientDone: the reader ended, the client left or went silent.
+var errClientDone = errors.New("client done")
+
 // read discards what the client sends until the connection fails or the
 // client has been silent (no pong) for pongWait.
-func read(conn *websocket.Conn, pongWait time.Duration) {
+func read(conn *websocket.Conn, pongWait time.Duration) error {
 	conn.SetReadLimit(maxClientMessage)
 	_ = conn.SetReadDeadline(time.Now().Add(pongWait))
 	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(pongWait)) })
 	for {
 		if _, _, err := conn.ReadMessage(); err != nil {
-			return
+			return err
 		}
 	}
 }
 
-func write(ctx context.Context, conn *websocket.Conn, sub *Subscription, o WSOptions) error {
-	ping := time.NewTicker(o.PongWait * 9 / 10)
+func write(ctx context.Context, conn *websocket.Conn, sub *Subscription, readDone <-chan struct{}, o WSOptions) error {
+	// Pings go twice per PongWait, so a pong delayed by a busy machine
+	// still arrives in time.
+	ping := time.NewTicker(o.PongWait / 2)
 	defer ping.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			closeWith(conn, websocket.CloseGoingAway, "server closing", o.WriteWait)
 			return nil
+		case <-readDone:
+			return errClientDone
 		case <-sub.Done():
 			return finish(conn, sub.Err(), o.WriteWait)
 		case <-ping.C:
@@ -153,4 +172,11 @@ func CheckOrigin(r *http.Request) bool {
 // NewUpgrader returns an Upgrader with CheckOrigin.
 func NewUpgrader() *websocket.Upgrader {
 	return &websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 16 * 1024, CheckOrigin: CheckOrigin}
+}
+
+// gone reports whether a write failed because the client closed the
+// connection, as opposed to a client that stopped reading (a timeout).
+func gone(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, websocket.ErrCloseSent)
 }

@@ -102,7 +102,7 @@ func TestServePongDeadline(t *testing.T) {
 	t.Parallel()
 	src := newSource()
 	h := newHub(t, src, Options{})
-	url, served := wsServer(t, h, WSOptions{PongWait: 300 * time.Millisecond})
+	url, served := wsServer(t, h, WSOptions{PongWait: 600 * time.Millisecond})
 	good := dial(t, url)
 	mute := dial(t, url)
 	mute.SetPingHandler(func(string) error { return nil }) // reads, never answers
@@ -128,7 +128,9 @@ func TestServePongDeadline(t *testing.T) {
 	if took := time.Since(start); took > 3*time.Second {
 		t.Errorf("mute client dropped after %s, want about the pong wait", took)
 	}
-	<-served
+	if err := <-served; err == nil || !strings.Contains(err.Error(), "no pong") {
+		t.Errorf("mute client's Serve: got %v, want an error saying it sent no pong", err)
+	}
 	// The client that answers pings is still served, several pong waits on.
 	time.Sleep(time.Second)
 	select {
