@@ -113,6 +113,9 @@ func (e *Entry) fill(kv map[string]string, objects map[string][2]string) {
 		delete(e.Fields, "namespace")
 		delete(e.Fields, "name")
 	}
+	if len(e.Fields) == 0 {
+		e.Fields = nil
+	}
 }
 
 // object names the object a line is about: controller-runtime's namespace

@@ -100,9 +100,10 @@ func TestFollower(t *testing.T) {
 			if err := os.MkdirAll(loc.Dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			appendFile(t, loc.Log(), cri("one")+"2026-01-02T03:04:05Z stderr P tw")
+			// A partial record, then a record whose newline is not written yet.
+			appendFile(t, loc.Log(), cri("one")+"2026-01-02T03:04:05Z stderr P tw\n2026-01-02T03:04:05Z stderr F o")
 			c.waitLen(t, 1)
-			appendFile(t, loc.Log(), "2026-01-02T03:04:05Z stderr F o\n"+cri("thr"))
+			appendFile(t, loc.Log(), "\n"+cri("thr"))
 			c.waitLen(t, 3)
 			// The operator restarts: hostpod moves its log aside, starts anew.
 			appendFile(t, loc.Log(), cri("last of run 1"))
