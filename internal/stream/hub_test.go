@@ -198,6 +198,20 @@ func TestSlowSubscriberDropped(t *testing.T) {
 	}
 }
 
+// TestSlowLastSubscriberStopsUpstream: a dropped subscriber leaves as a
+// closed one does, so the upstream stops after the grace period.
+func TestSlowLastSubscriberStopsUpstream(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{MaxLag: 4, Grace: 50 * time.Millisecond})
+	slow := subscribe(t, h, From{})
+	waitFor(t, src.started, "the upstream")
+	src.send(t, 1, 10)
+	waitFor(t, slow.Done(), "the slow subscriber's drop")
+	waitFor(t, src.stopped, "the upstream to stop after its only subscriber was dropped")
+	slow.Close() // after the drop: nothing more to do
+}
+
 // TestResume reconnects from the last frame seen: nothing twice, nothing
 // lost while the frames are in the ring; too far back, a gap frame.
 func TestResume(t *testing.T) {

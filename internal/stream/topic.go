@@ -85,23 +85,23 @@ func (t *topic) join(from From) *Subscription {
 	return s
 }
 
-// leave removes s; the last to leave starts the grace period.
+// leave removes s.
 func (t *topic) leave(s *Subscription) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.subs[s]; !ok {
-		return
-	}
 	t.drop(s, ErrClosed)
-	if len(t.subs) == 0 && !t.ended {
-		t.leaves++
-		t.h.left(t, t.leaves)
-	}
 }
 
-// drop ends s with err; t.mu is held.
+// drop ends s with err; t.mu is held. The last subscriber to go, closed or
+// dropped, starts the grace period.
 func (t *topic) drop(s *Subscription, err error) {
-	delete(t.subs, s)
+	if _, ok := t.subs[s]; ok {
+		delete(t.subs, s)
+		if len(t.subs) == 0 && !t.ended {
+			t.leaves++
+			t.h.left(t, t.leaves)
+		}
+	}
 	if s.err == nil {
 		s.err = err
 		close(s.done)
