@@ -44,9 +44,9 @@ func TestWatcher(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- w.Run(wctx, func(b []byte) {
-			select {
+			select { // the test reads every view as it comes, until it stops the watcher
 			case views <- b:
-			default: // the test reads the newest; a full channel loses old ones only
+			case <-wctx.Done():
 			}
 		})
 	}()
