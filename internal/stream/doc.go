@@ -12,4 +12,14 @@
 //
 // Serve writes one subscription to a gorilla WebSocket connection with one
 // writer goroutine, pings, and deadlines.
+//
+// The application layer builds the Hub with an Opener that maps a key to
+// its upstream, for instance "log/<session>" to an oplog.Follower's RunJSON
+// and "cluster/<session>" to a clusterview.Watcher; the server checks that
+// the caller owns the session before it subscribes:
+//
+//	hub := stream.New(open, stream.Options{})
+//	sub, err := hub.Subscribe("log/"+id, stream.From{Epoch: epoch, Seq: after})
+//	conn, err := stream.NewUpgrader().Upgrade(w, r, nil)
+//	err = stream.Serve(r.Context(), conn, sub, stream.WSOptions{})
 package stream
