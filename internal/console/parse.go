@@ -43,14 +43,11 @@ func Split(line string) ([]string, error) {
 		if err := literalWord(w); err != nil {
 			return nil, err
 		}
-		// Only literals and quotes are left: Fields removes quotes and
-		// backslashes and expands nothing (no Env, no globbing, and field
-		// splitting applies to expansions only, so one word stays one).
-		fields, err := expand.Fields(&expand.Config{}, w)
-		if err != nil || len(fields) != 1 {
+		word, err := unquote(w)
+		if err != nil {
 			return nil, refuse(fmt.Sprintf("cannot read the word %s: quote it with '…'", wordSource(line, w)))
 		}
-		words = append(words, fields[0])
+		words = append(words, word)
 	}
 	return words, nil
 }
@@ -134,6 +131,42 @@ func parseRefusal(err error) error {
 	default:
 		return refuse("the console runs one kubectl command, not a shell: " + msg)
 	}
+}
+
+// unquote removes the quotes and backslashes of a word holding only
+// literals and quotes, and expands nothing else: no braces, tilde or globs.
+func unquote(w *syntax.Word) (string, error) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		if lit, ok := part.(*syntax.Lit); ok {
+			b.WriteString(unescape(lit.Value))
+			continue
+		}
+		// Quoted parts: expand.Literal applies the quoting rules of '…',
+		// $'…' and "…" (whose parts were checked to be literals).
+		s, err := expand.Literal(&expand.Config{}, &syntax.Word{Parts: []syntax.WordPart{part}})
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(s)
+	}
+	return b.String(), nil
+}
+
+// unescape applies the backslashes of an unquoted word: \x is x, and a
+// backslash before a new line joins the lines.
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // wordSource returns the text of w as typed.

@@ -299,6 +299,7 @@ var refusedFlags = func() map[string]string {
 		"profile":        "--profile is not available in the console",
 		"profile-output": "--profile-output is not available: the console does not write files on the server",
 		"patch-file":     "--patch-file reads a file on the server: give the patch inline with -p '…'",
+		"raw":            "--raw is allowed with kubectl get only",
 	}
 	for _, n := range []string{"server", "token", "context", "cluster", "user", "username", "password",
 		"certificate-authority", "client-certificate", "client-key", "insecure-skip-tls-verify", "tls-server-name"} {
