@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,10 @@ import (
 // typesTTL is how long a session's resource types are reused: long enough
 // that Tab is quick, short enough that a CRD the learner applies shows up.
 const typesTTL = time.Minute
+
+// completeTimeout bounds one question to the cluster: Tab must answer fast
+// or not at all.
+const completeTimeout = 10 * time.Second
 
 // Completer completes console lines for one session. It caches the
 // cluster's resource types (from kubectl api-resources, run through the
@@ -261,7 +266,13 @@ func (c *Completer) query(ctx context.Context, args ...string) ([]string, error)
 			stdout.Write(ch.Data)
 		}
 	}}
-	if _, err := c.r.run(ctx, cmd, c.r.spec(cmd, dir), req, c.r.opts.Timeout); err != nil {
+	_, err = c.r.run(ctx, cmd, c.r.spec(cmd, dir), req, min(c.r.opts.Timeout, completeTimeout))
+	var exit *ExitError
+	switch {
+	case errors.As(err, &exit) && stdout.Len() > 0:
+		// kubectl api-resources exits 1 when one API group cannot be read
+		// (an aggregated API that is down) after listing the others.
+	case err != nil:
 		return nil, fmt.Errorf("complete with %s: %w", cmd, err)
 	}
 	return strings.Fields(stdout.String()), nil

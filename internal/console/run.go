@@ -32,6 +32,9 @@ var (
 	ErrOutputLimit = errors.New("output limit reached")
 )
 
+// errLimit is the cause of a command's context when its own limit ends it.
+var errLimit = errors.New("the console's time limit")
+
 // ExitError is kubectl's non-zero exit status; what went wrong is in the
 // stderr kubectl wrote.
 type ExitError struct{ Code int }
@@ -241,7 +244,7 @@ func (r *Runner) removeDir(dir string) {
 // run starts spec and waits for it, within limit, killing its whole
 // process group when ctx ends, the limit passes or the output cap is hit.
 func (r *Runner) run(ctx context.Context, cmd *Command, spec procSpec, req Request, limit time.Duration) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, limit)
+	ctx, cancel := context.WithTimeoutCause(ctx, limit, errLimit)
 	defer cancel()
 	out := &output{emit: req.Output, left: r.opts.MaxOutput, stop: cancel}
 	c := r.command(ctx, spec)
@@ -270,7 +273,7 @@ func (r *Runner) outcome(ctx context.Context, out *output, res *Result, limit ti
 	switch {
 	case res.Truncated:
 		return fmt.Errorf("%s stopped after %d bytes of output: %w", res.Command, r.opts.MaxOutput, ErrOutputLimit)
-	case errors.Is(ctx.Err(), context.DeadlineExceeded) && res.ExitCode < 0:
+	case context.Cause(ctx) == errLimit && res.ExitCode < 0:
 		out.note(fmt.Sprintf("\n[stopped: %s ran longer than the console's limit of %s]\n", res.Command, limit))
 		return fmt.Errorf("%s stopped after %s: %w", res.Command, limit, ErrTimeout)
 	case ctx.Err() != nil && res.ExitCode < 0:

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // SandboxMode chooses whether commands run under bubblewrap.
@@ -23,6 +24,9 @@ const (
 	// SandboxRequired makes New fail when bubblewrap does not work.
 	SandboxRequired
 )
+
+// probeTimeout bounds the start-up check of the sandbox.
+const probeTimeout = 30 * time.Second
 
 // Paths inside the sandbox.
 const (
@@ -115,6 +119,8 @@ func (r *Runner) probe(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
 	c := r.command(ctx, procSpec{prog: r.opts.Kubectl, args: []string{"version", "--client"}, dir: dir})
 	if out, err := c.CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl version --client in bwrap: %w: %s", err, strings.TrimSpace(string(out)))
