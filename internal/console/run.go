@@ -148,10 +148,13 @@ func (s Stream) String() string {
 	return [...]string{"stdout", "stderr", "notice"}[s]
 }
 
+// MarshalText makes a stream "stdout", "stderr" or "notice" in JSON.
+func (s Stream) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
 // Chunk is output as it came from the command.
 type Chunk struct {
-	Stream Stream
-	Data   []byte
+	Stream Stream `json:"stream"`
+	Data   []byte `json:"data"`
 }
 
 // Request is one command to run.
