@@ -261,6 +261,7 @@ func (r *Runner) run(ctx context.Context, cmd *Command, spec procSpec, req Reque
 	}
 	res := &Result{Command: cmd, PID: c.Process.Pid}
 	err := c.Wait()
+	r.endGroup(res.PID)
 	res.Duration = time.Since(start)
 	res.ExitCode = c.ProcessState.ExitCode()
 	res.Truncated = out.truncated()
@@ -287,6 +288,22 @@ func (r *Runner) outcome(ctx context.Context, out *output, res *Result, limit ti
 		return fmt.Errorf("wait for kubectl: %w", waitErr)
 	}
 	return nil
+}
+
+// endGroup makes sure nothing of the command's process group outlives it:
+// under bubblewrap the sandbox's own init can still be exiting when bwrap
+// has been waited for.
+func (r *Runner) endGroup(pgid int) {
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
+		return
+	}
+	for range 200 {
+		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.log.Warn("console: a command's process group outlived it", "pgid", pgid)
 }
 
 // command builds the child process: its own process group, killed as a
