@@ -128,14 +128,14 @@ func createSubs() map[string]*verb {
 }
 
 func setSubs() map[string]*verb {
-	common := "all l|selector= local " + writeFlags + " " + fileFlags
+	common := "all local " + writeFlags + " " + fileFlags
 	m := map[string]*verb{
-		"image":          {flags: flags(common)},
-		"env":            {flags: flags(common, "e|env= from= c|containers= list resolve keys= prefix= overwrite")},
-		"resources":      {flags: flags(common, "c|containers= limits= requests=")},
+		"image":          {flags: flags(common, "l|selector=")},
+		"env":            {flags: flags(common, "l|selector= e|env= from= c|containers= list resolve keys= prefix= overwrite")},
+		"resources":      {flags: flags(common, "l|selector= c|containers= limits= requests=")},
 		"selector":       {flags: flags(common, "resource-version=")},
 		"serviceaccount": {flags: flags(common)},
-		"subject":        {flags: flags(common, "user= group= serviceaccount=")},
+		"subject":        {flags: flags(common, "l|selector= user= group= serviceaccount=")},
 	}
 	alias(m, "serviceaccount", "sa")
 	return m
@@ -151,7 +151,7 @@ func verbs() map[string]*verb {
 	noContainers := "is not available: this lab's cluster runs no containers (its pods are simulated)"
 	m := map[string]*verb{
 		"get":      get,
-		"describe": {flags: flags(selectFlags, fileFlags, "show-events chunk-size=")},
+		"describe": {flags: flags(fileFlags, "l|selector= A|all-namespaces show-events chunk-size=")},
 		"logs": {
 			flags:  flags("f|follow c|container= all-containers p|previous tail= since= since-time= timestamps l|selector= prefix max-log-requests= limit-bytes= pod-running-timeout= ignore-errors all-pods"),
 			follow: watching("follow"),
@@ -208,10 +208,10 @@ func verbs() map[string]*verb {
 		"rollout": {subsRequired: true, subs: map[string]*verb{
 			"status":  {flags: flags(rolloutFlags, "w|watch revision= timeout="), follow: rolloutStatus},
 			"history": {flags: flags(rolloutFlags, printFlags, "revision=")},
-			"restart": {flags: flags(rolloutFlags, writeFlags)},
-			"undo":    {flags: flags(rolloutFlags, writeFlags, "to-revision=")},
-			"pause":   {flags: flags(rolloutFlags, writeFlags)},
-			"resume":  {flags: flags(rolloutFlags, writeFlags)},
+			"restart": {flags: flags(rolloutFlags, printFlags, "field-manager=")},
+			"undo":    {flags: flags(rolloutFlags, printFlags, "dry-run? to-revision=")},
+			"pause":   {flags: flags(rolloutFlags, printFlags, "field-manager=")},
+			"resume":  {flags: flags(rolloutFlags, printFlags, "field-manager=")},
 		}},
 		"set": {subsRequired: true, subs: setSubs()},
 		"auth": {subsRequired: true, subs: map[string]*verb{
@@ -229,7 +229,7 @@ func verbs() map[string]*verb {
 			follow: always,
 		},
 		"expose":    {flags: flags(writeFlags, fileFlags, "port= target-port= name= type= protocol= selector= l|labels= cluster-ip= external-ip= load-balancer-ip= session-affinity= override-type= overrides= save-config")},
-		"autoscale": {flags: flags(writeFlags, fileFlags, "min= max= cpu-percent= cpu= memory= name= save-config")},
+		"autoscale": {flags: flags(writeFlags, fileFlags, "min= max= cpu-percent= name= save-config")},
 		"cordon":    {flags: flags("l|selector= dry-run?")},
 		"uncordon":  {flags: flags("l|selector= dry-run?")},
 		"drain":     {flags: flags("l|selector= pod-selector= force ignore-daemonsets delete-emptydir-data grace-period= timeout= disable-eviction skip-wait-for-delete-timeout= chunk-size= dry-run?")},
