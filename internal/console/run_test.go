@@ -191,7 +191,13 @@ func TestRunner(t *testing.T) {
 			_, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Kubeconfig: f.kubeconfig, Output: rec.add})
 			done <- err
 		}()
-		<-rec.first
+		select {
+		case <-rec.first:
+		case err := <-done:
+			t.Fatalf("get -w ended before any output: %v", err)
+		case <-time.After(time.Minute):
+			t.Fatal("get -w wrote nothing in a minute")
+		}
 		env := kubectlEnv(t)
 		cancel()
 		<-done
@@ -201,13 +207,10 @@ func TestRunner(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		want := []string{"HOME", "KUBECONFIG", "KUBECTL_EXTERNAL_DIFF", "KUBECTL_KUBERC", "KUBERC", "PATH", "TMPDIR"}
+		want := []string{"HOME", "KUBECONFIG", "KUBECTL_KUBERC", "KUBERC", "PATH", "TMPDIR"}
 		if r.Sandboxed() {
 			want = append(want, "PWD") // bwrap --chdir sets it
 			slices.Sort(want)
-		}
-		if r.diff == "" {
-			want = slices.DeleteFunc(want, func(s string) bool { return s == "KUBECTL_EXTERNAL_DIFF" })
 		}
 		if !slices.Equal(keys, want) {
 			t.Errorf("kubectl's environment: got %q, want exactly %q", keys, want)
@@ -231,6 +234,8 @@ func TestRunner(t *testing.T) {
 		case <-rec.first:
 		case o := <-done:
 			t.Fatalf("get -w ended before any output: %v", o.err)
+		case <-time.After(time.Minute):
+			t.Fatal("get -w wrote nothing in a minute")
 		}
 		cancel()
 		o := <-done
