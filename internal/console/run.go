@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -290,20 +292,47 @@ func (r *Runner) outcome(ctx context.Context, out *output, res *Result, limit ti
 	return nil
 }
 
-// endGroup makes sure nothing of the command's process group outlives it:
-// under bubblewrap the sandbox's own init can still be exiting when bwrap
-// has been waited for.
+// endGroup makes sure nothing of the command's process group runs on:
+// under bubblewrap the sandbox's init can outlive bwrap for a moment. An
+// exited process whose parent has not reaped it yet (a zombie, reparented
+// to the machine's init) runs nothing and is not waited for.
 func (r *Runner) endGroup(pgid int) {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
 		return
 	}
 	for range 200 {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		if len(liveInGroup(pgid)) == 0 {
 			return
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	r.log.Warn("console: a command's process group outlived it", "pgid", pgid)
+}
+
+// liveInGroup lists the processes of group pgid that have not exited.
+func liveInGroup(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// Fields after the command's closing parenthesis: state ppid pgrp.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 2 && f[0] != "Z" && f[0] != "X" && f[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // command builds the child process: its own process group, killed as a
