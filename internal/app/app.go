@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/session"
@@ -64,6 +65,8 @@ type App struct {
 	Sessions *session.Manager
 	// Clusters is the cluster provider the sessions run on.
 	Clusters *cluster.Provider
+	// Classes runs instructors, classes and the learners who join them.
+	Classes *class.Service
 
 	store *store.SQLite
 }
@@ -102,7 +105,12 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	return &App{Course: crs, Sessions: m, Clusters: p, store: st}, nil
+	classes, err := class.New(class.Options{Store: st, Labs: src.Labs, Logger: c.Logger})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &App{Course: crs, Sessions: m, Clusters: p, Classes: classes, store: st}, nil
 }
 
 // NewProvider returns the cluster provider c names, without the rest of

@@ -5,24 +5,16 @@ import (
 	"fmt"
 
 	"oplab.dev/oplab/internal/class"
-	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/store"
 )
 
-// classes opens the store in the data directory and returns the class
-// service on it; closeFn releases the store. It opens the store the way
-// sessions does, so both can move to one composition root together.
+// classes opens the application layer and returns its class service;
+// closeFn releases it.
 func (g *globals) classes(ctx context.Context) (svc *class.Service, closeFn func(), err error) {
-	st, err := store.OpenDir(ctx, g.dataDir)
+	a, err := g.open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	svc, err = class.New(class.Options{Store: st, Labs: course.Embedded().Labs, Logger: g.logger()})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return svc, func() { st.Close() }, nil
+	return a.Classes, func() { a.Close() }, nil
 }
 
 // outputFlag is the -o flag of commands that print text or JSON.
