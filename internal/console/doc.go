@@ -15,7 +15,7 @@
 //     anything that reads or writes the server's files (-f <path>, -k,
 //     --from-file, -o *-file, cp), opens its ports (proxy, port-forward),
 //     reaches other clusters or identities (--kubeconfig, --server, --token,
-//     --context, --as …), needs a terminal (edit, attach, -it) or is unknown
+//     --context …), needs a terminal (edit, attach, -it) or is unknown
 //     (plugins, alpha, config). exec and debug are allowed only where the
 //     provider runs containers (Policy.Containers); get --raw only on the API
 //     server's own paths, never its proxy.

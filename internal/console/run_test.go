@@ -229,12 +229,17 @@ func TestRunner(t *testing.T) {
 			res, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Kubeconfig: f.kubeconfig, Output: rec.add})
 			done <- outcome{res, err}
 		}()
-		select {
-		case <-rec.first:
-		case o := <-done:
-			t.Fatalf("get -w ended before any output: %v", o.err)
-		case <-time.After(time.Minute):
-			t.Fatal("get -w wrote nothing in a minute")
+		// kubectl may write the header and the pod's line in separate
+		// chunks: wait for the pod's line itself.
+		deadline := time.After(time.Minute)
+		for !strings.Contains(rec.text(Stdout), "demo") {
+			select {
+			case o := <-done:
+				t.Fatalf("get -w ended before the pod's line: %v (stdout %q)", o.err, rec.text(Stdout))
+			case <-deadline:
+				t.Fatalf("get -w wrote no line of the pod in a minute (stdout %q)", rec.text(Stdout))
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 		cancel()
 		o := <-done

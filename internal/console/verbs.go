@@ -34,7 +34,12 @@ const (
 )
 
 // globalFlags are kubectl's persistent flags the console accepts anywhere.
-var globalFlags = parseFlags("n|namespace= request-timeout= v|v= warnings-as-errors match-server-version disable-compression h|help")
+// Impersonation (--as, --as-group, --as-uid) is among them: the lessons
+// ask whether the operator's ServiceAccount may do something with
+// `kubectl auth can-i --as=system:serviceaccount:…`, and it acts with the
+// learner's own credentials on their own cluster, which already allow
+// everything an impersonated identity could be given.
+var globalFlags = parseFlags("n|namespace= request-timeout= v|v= warnings-as-errors match-server-version disable-compression h|help as= as-group= as-uid=")
 
 func flags(specs ...string) flagSet { return parseFlags(specs...) }
 
@@ -293,7 +298,6 @@ var refusedFlags = func() map[string]string {
 		"kustomize":      "-k/--kustomize reads a directory on the server: put the YAML in the YAML editor and use -f -",
 		"from-file":      "--from-file reads files on the server: use --from-literal=key=value, or write the object in the YAML editor",
 		"from-env-file":  "--from-env-file reads a file on the server: use --from-literal=key=value",
-		"as":             "--as (impersonation) is not available in the console",
 		"cache-dir":      "--cache-dir is not available: the console does not write files on the server",
 		"kuberc":         "--kuberc is not available: the console does not read files on the server",
 		"profile":        "--profile is not available in the console",
@@ -307,9 +311,6 @@ var refusedFlags = func() map[string]string {
 	}
 	m["s"] = m["server"]
 	m["k"] = m["kustomize"]
-	for _, n := range []string{"as-group", "as-uid"} {
-		m[n] = "--" + n + " (impersonation) is not available in the console"
-	}
 	delete(m, "filename")
 	return m
 }()
