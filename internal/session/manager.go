@@ -158,6 +158,15 @@ type work struct {
 	Hints int `json:"hints,omitempty"`
 	// Error is why the session failed.
 	Error string `json:"error,omitempty"`
+	// Pending is the operation under way (chaos, reset, stop), recorded
+	// before it acts and cleared with its outcome: found set by a command
+	// that holds the session's lock, it was interrupted (see settle).
+	Pending *Pending `json:"pending,omitempty"`
+	// T1Source says how Attempt.T1 was found (see T1Watched); a Watcher
+	// sets T1 with T1Watched before any check ran.
+	T1Source string `json:"t1Source,omitempty"`
+	// Notice says what oplab did about a command that was interrupted.
+	Notice string `json:"notice,omitempty"`
 }
 
 // live is a loaded session: the stored record, its decoded working state

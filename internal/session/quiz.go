@@ -17,6 +17,9 @@ func (m *Manager) Quiz(ctx context.Context, id string, q *quiz.Quiz, answers qui
 	}
 	defer unlock()
 	s, err := m.load(ctx, id)
+	if err == nil {
+		err = m.settle(ctx, s, nil, true)
+	}
 	if err != nil {
 		return nil, err
 	}
