@@ -134,6 +134,9 @@ func printStatus(w io.Writer, s style, m *session.Manager, st *session.Status) {
 	if st.Error != "" {
 		fmt.Fprintf(tw, "Error\t%s\n", st.Error)
 	}
+	if st.Notice != "" {
+		fmt.Fprintf(tw, "Notice\t%s\n", st.Notice)
+	}
 	if st.ExerciseID != "" {
 		title := st.ExerciseID
 		if l, err := m.Lab(st.Lab); err == nil {
@@ -208,7 +211,11 @@ func printCheck(w io.Writer, s style, m *session.Manager, res *session.CheckResu
 		return
 	}
 	if res.Recovery > 0 {
-		fmt.Fprintf(w, "%s Recovered: time to recovery %s\n", s.ok("✓"), s.bold(res.Recovery.Round(time.Millisecond).String()))
+		fmt.Fprintf(w, "%s Recovered: time to recovery %s (T1 %s, %s)\n", s.ok("✓"), s.bold(res.Recovery.Round(time.Millisecond).String()),
+			res.T1.Local().Format("15:04:05.000"), t1Source(res.T1Source))
+		for _, ev := range res.T1Evidence {
+			fmt.Fprintf(w, "    %s\n", s.dim(ev))
+		}
 	} else {
 		fmt.Fprintf(w, "%s Every goal passed\n", s.ok("✓"))
 	}
@@ -290,4 +297,15 @@ func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON boo
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ev.At.Local().Format("15:04:05.000"), ev.Kind, ex, what)
 	}
 	return tw.Flush()
+}
+
+// t1Source says in words how the moment of recovery was found.
+func t1Source(src string) string {
+	switch src {
+	case session.T1Watched:
+		return "watched: oplab saw the goals come to hold"
+	case session.T1Evidence:
+		return "from the cluster's evidence: nothing watched as the goals came to hold"
+	}
+	return "the moment of this check: nothing recorded when the goals came to hold"
 }

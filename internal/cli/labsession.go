@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -115,4 +116,22 @@ func lang(st *session.Status) locale.Lang {
 		return l
 	}
 	return locale.En
+}
+
+// healSessions fails the sessions that an oplab which is gone left
+// provisioning (deleting their clusters) and finishes interrupted stops,
+// before the clusters are listed; it does nothing where no session was
+// ever stored.
+func (g *globals) healSessions(ctx context.Context) {
+	if _, err := os.Stat(filepath.Join(g.dataDir, store.FileName)); err != nil {
+		return
+	}
+	m, closeStore, err := g.sessions(ctx)
+	if err != nil {
+		return
+	}
+	defer closeStore()
+	if err := m.Heal(ctx, ""); err != nil {
+		g.logger().Warn("heal sessions", "err", err)
+	}
 }

@@ -170,7 +170,13 @@ type CheckResult struct {
 	Passed bool `json:"passed"`
 	// Recovery is T1 − T0 when the exercise had chaos and passed.
 	Recovery time.Duration `json:"recoveryNs,omitempty"`
-	Status   *Status       `json:"status"`
+	// T1 is when the goals came to hold, found as T1Source says: watched
+	// by a Watcher, from the cluster's evidence, or, when neither tells,
+	// the moment of this check. T1Evidence lists the evidence.
+	T1         time.Time `json:"t1,omitzero"`
+	T1Source   string    `json:"t1Source,omitempty"`
+	T1Evidence []string  `json:"t1Evidence,omitempty"`
+	Status     *Status   `json:"status"`
 }
 
 // Check runs the current exercise's goal checks, records the result, and
@@ -207,7 +213,8 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	if err != nil {
 		return nil, err
 	}
-	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: report.Recovery}
+	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed}
+	m.settleT1(ctx, e, s, res)
 	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
 	if err := m.recordCheck(ctx, s, ex, res, progress); err != nil {
 		return nil, err
@@ -236,7 +243,7 @@ func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, re
 	if res.Recovery > 0 {
 		msg = fmt.Sprintf("recovered: time to recovery %s", res.Recovery.Round(time.Millisecond))
 	}
-	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: res.Recovery})
+	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: res.Recovery, T1Source: res.T1Source})
 	s.rec.Exercise++
 	s.work = work{}
 	if s.exercise() == nil {
