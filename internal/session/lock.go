@@ -91,8 +91,14 @@ func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, er
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			// Who holds it, for the message of a later command that finds
-			// the lock free and the work half-done.
+			// Who held it last, and now who holds it: for the message of a
+			// command that finds the lock free and the work half-done.
+			prev := make([]byte, 32)
+			n, _ := f.ReadAt(prev, 0)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(prev[:n])))
+			m.mu.Lock()
+			m.holders[id] = pid
+			m.mu.Unlock()
 			_ = f.Truncate(0)
 			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			return f, nil
@@ -114,18 +120,12 @@ func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, er
 	}
 }
 
-// lastHolder returns the PID of the process that last held session id's
-// file lock, or 0 when it is not known.
+// lastHolder returns the PID of the process that held session id's file
+// lock before this Manager last took it, or 0 when it is not known.
 func (m *Manager) lastHolder(id string) int {
-	if m.o.LockDir == "" {
-		return os.Getpid()
-	}
-	data, err := os.ReadFile(filepath.Join(m.o.LockDir, id+".lock"))
-	if err != nil {
-		return 0
-	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-	return pid
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holders[id]
 }
 
 // ownerKnown reports whether holding a session's lock proves that no other

@@ -85,6 +85,9 @@ type Manager struct {
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex
 	engines map[string]*engine.Engine
+	// holders are, per session, the PID that held its file lock before
+	// this Manager took it.
+	holders map[string]int
 }
 
 // New returns a Manager.
@@ -99,7 +102,7 @@ func New(o Options) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}}, nil
+	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}, holders: map[string]int{}}, nil
 }
 
 // Lab loads lab id.

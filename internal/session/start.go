@@ -143,6 +143,9 @@ func (m *Manager) fail(ctx context.Context, s *live, cause error, progress Progr
 // was one to delete.
 func (m *Manager) deleteCluster(ctx context.Context, s *live) (bool, error) {
 	m.forget(s.rec.ID)
+	if m.o.Provider == nil {
+		return false, fmt.Errorf("delete cluster %s: no cluster provider configured", s.rec.Cluster)
+	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	err := m.o.Provider.Delete(dctx, s.rec.Cluster)
