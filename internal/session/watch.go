@@ -107,9 +107,10 @@ func (w *Watcher) Start(ctx context.Context) {
 		return
 	}
 	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
+	done := make(chan struct{})
+	w.done = done
 	go func() {
-		defer close(w.done)
+		defer close(done)
 		t := time.NewTicker(w.o.Interval)
 		defer t.Stop()
 		for {
