@@ -109,8 +109,9 @@ func (c *oplabCLI) killAt(at string, until func() bool, args ...string) string {
 		c.t.Fatal(err)
 	}
 	var out bytes.Buffer
-	seen := make(chan struct{})
+	seen, finished := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(finished)
 		sc := bufio.NewScanner(pr)
 		closed := false
 		for sc.Scan() {
@@ -138,7 +139,7 @@ func (c *oplabCLI) killAt(at string, until func() bool, args ...string) string {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	err := cmd.Wait()
 	pw.Close()
-	time.Sleep(50 * time.Millisecond) // the scanner's last lines
+	<-finished // out is complete and no longer written
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 		c.t.Fatalf("oplab %s ended (%v) before it could be killed at %q:\n%s", strings.Join(args, " "), err, at, out.String())
 	}
