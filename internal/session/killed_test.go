@@ -195,6 +195,7 @@ func (c *oplabCLI) pending(id string) *Pending {
 // killed half-way: the next command rolls back or finishes them.
 func TestKilledStart(t *testing.T) {
 	c := newOplabCLI(t)
+	defer func() { c.t = t }() // the clean-up runs as this test, after the subtests
 	for _, at := range []string{"• Starting etcd", "• Starting kube-apiserver", "• install the operator", "• wait until prod-db is Ready=True"} {
 		t.Run(strings.TrimPrefix(at, "• "), func(t *testing.T) {
 			c.t = t
