@@ -13,5 +13,7 @@
 // the time to recovery is the cluster's, not the check's. Long steps
 // report progress as they go through a Progress
 // function. The package knows nothing of HTTP or terminals: the offline
-// CLI and the web server both drive it.
+// CLI and the web server both drive it (built by internal/app), and what
+// it hands them are its own view types (view.go), whose JSON is a
+// contract: nothing of the store's or the engine's.
 package session

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/store"
 )
@@ -17,7 +16,7 @@ import (
 // another oplab command would be.
 func (f *fixture) withLocks(t *testing.T, lockDir string) *Manager {
 	t.Helper()
-	m, err := New(Options{Store: f.store, Provider: f.m.o.Provider, Labs: course.Embedded().Labs, LockDir: lockDir})
+	m, err := New(Options{Store: f.store, Provider: f.m.o.Provider, Course: shippedCourse(t), LockDir: lockDir})
 	if err != nil {
 		t.Fatal(err)
 	}

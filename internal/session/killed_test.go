@@ -201,8 +201,8 @@ func TestKilledStart(t *testing.T) {
 			c.t = t
 			c.killAt(at, nil, "lab", "start", "failover")
 			st := c.status()
-			if st.State != Failed || !strings.Contains(st.Error, "stopped while starting the session") || st.Kubeconfig != "" {
-				t.Errorf("after the kill: got %s, error %q, kubeconfig %q; want failed, saying the start was killed, no cluster", st.State, st.Error, st.Kubeconfig)
+			if st.State != Failed || !strings.Contains(st.Error, "stopped while starting the session") || st.ClusterLive {
+				t.Errorf("after the kill: got %s, error %q, cluster live %v; want failed, saying the start was killed, no cluster", st.State, st.Error, st.ClusterLive)
 			}
 			if dirs, pids := c.leftovers(); len(dirs) > 0 || len(pids) > 0 {
 				t.Errorf("left over: directories %v, processes %v; want none", dirs, pids)
@@ -215,7 +215,7 @@ func TestKilledStart(t *testing.T) {
 	c.t = t
 	out := c.must("lab", "start", "failover")
 	st := c.status()
-	if st.State != Ready || st.Kubeconfig == "" {
+	if st.State != Ready || !st.ClusterLive {
 		t.Fatalf("the start after the kills: got %s, want ready\n%s", st.State, out)
 	}
 

@@ -234,7 +234,7 @@ func (m *Manager) lastStep(ctx context.Context, s *live) string {
 		return ""
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
-		if st, ok := DecodeStep(evs[i]); ok && st.Message != "" {
+		if st := eventView(evs[i]).Step; st != nil && st.Message != "" {
 			return fmt.Sprintf(", after %q", st.Message)
 		}
 	}

@@ -26,28 +26,35 @@ const (
 // Watcher saw the goals come to hold, else the earliest the cluster's
 // evidence supports, else the moment of the check; a failing check clears
 // what a Watcher saw, since the goals do not hold after all.
-func (m *Manager) settleT1(ctx context.Context, e *engine.Engine, s *live, res *CheckResult) {
+func (m *Manager) settleT1(ctx context.Context, e *engine.Engine, s *live, report *engine.Report) settled {
 	a := s.work.Attempt
-	if !res.Passed {
+	if !report.Passed {
 		a.T1, s.work.T1Source = time.Time{}, ""
-		return
+		return settled{}
 	}
-	res.T1, res.T1Source = res.Report.At, T1Check
+	t := settled{At: report.At, Source: T1Check}
 	switch {
-	case s.work.T1Source == T1Watched && !a.T1.IsZero() && !a.T1.After(res.Report.At):
-		res.T1, res.T1Source = a.T1, T1Watched
+	case s.work.T1Source == T1Watched && !a.T1.IsZero() && !a.T1.After(report.At):
+		t.At, t.Source = a.T1, T1Watched
 	default:
-		r, ok, err := e.RecoveredAt(ctx, s.lab, a, res.Report.At)
+		r, ok, err := e.RecoveredAt(ctx, s.lab, a, report.At)
 		if err != nil {
 			m.log.Warn("read the evidence of recovery", "session", s.rec.ID, "err", err)
 		}
 		if ok && err == nil {
-			res.T1, res.T1Source, res.T1Evidence = r.At, T1Evidence, r.Evidence
+			t.At, t.Source, t.Evidence = r.At, T1Evidence, r.Evidence
 		}
 	}
-	a.T1, s.work.T1Source = res.T1, res.T1Source
-	res.Recovery = a.Recovery()
-	res.Report.Recovery = res.Recovery
+	a.T1, s.work.T1Source = t.At, t.Source
+	report.Recovery = a.Recovery()
+	return t
+}
+
+// settled is the T1 settleT1 decided, with how it was found.
+type settled struct {
+	At       time.Time
+	Source   string
+	Evidence []string
 }
 
 // DefaultWatchInterval is how often a Watcher polls the goals.
