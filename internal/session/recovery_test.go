@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -35,7 +36,13 @@ func TestRecoveryMoment(t *testing.T) {
 	}
 	s, err := m.Start(ctx, StartOptions{Learner: "alice", Lab: "failover"}, nil)
 	if s != nil {
-		t.Cleanup(func() { m.Stop(t.Context(), s.ID, "", nil) })
+		// A defer, not a Cleanup: it runs before the store closes, and
+		// with a context that t has not canceled yet.
+		defer func() {
+			if _, err := m.Stop(context.WithoutCancel(ctx), s.ID, "", nil); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}()
 	}
 	if err != nil {
 		t.Fatal(err)
