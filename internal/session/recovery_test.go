@@ -93,12 +93,14 @@ func TestRecoveryMoment(t *testing.T) {
 			if !res.Passed || res.T1Source != tt.want {
 				t.Fatalf("check: passed %v, T1 source %q; want passed, %q\n%+v", res.Passed, res.T1Source, tt.want, res.Report)
 			}
-			// The goals held at seen, and not at the poll 100 ms before.
-			if res.T1.Before(a.T0) || res.T1.After(seen.Add(time.Second)) || res.T1.Before(seen.Add(-2*time.Second)) {
+			// The goals held at seen, and not at the poll 100 ms before;
+			// the bounds allow for records kept to the second and for
+			// polls a loaded machine delays.
+			if res.T1.Before(a.T0) || res.T1.After(seen.Add(2*time.Second)) || res.T1.Before(seen.Add(-2*time.Second)) {
 				t.Errorf("T1: got %s, want between T0 %s and the recovery the test saw at %s (within its records' precision)",
 					clock(res.T1), clock(a.T0), clock(seen))
 			}
-			if !res.T1.Before(before.Add(-2 * time.Second)) {
+			if !res.T1.Before(before.Add(-time.Second)) {
 				t.Errorf("T1: got %s, the check began at %s; want the recovery, seconds before", clock(res.T1), clock(before))
 			}
 			if got, want := res.Recovery.Duration(), res.T1.Sub(a.T0).Round(time.Millisecond); got != want {
