@@ -135,6 +135,9 @@ func printStatus(w io.Writer, s style, c *course.Course, st *localStatus) {
 	if st.Error != "" {
 		fmt.Fprintf(tw, "Error\t%s\n", st.Error)
 	}
+	if st.Notice != "" {
+		fmt.Fprintf(tw, "Notice\t%s\n", st.Notice)
+	}
 	if st.ExerciseID != "" {
 		title := st.ExerciseID
 		if l, err := c.Lab(st.Lab); err == nil {
@@ -209,7 +212,11 @@ func printCheck(w io.Writer, s style, c *course.Course, res *session.CheckResult
 		return
 	}
 	if res.Recovery > 0 {
-		fmt.Fprintf(w, "%s Recovered: time to recovery %s\n", s.ok("✓"), s.bold(res.Recovery.Duration().String()))
+		fmt.Fprintf(w, "%s Recovered: time to recovery %s (T1 %s, %s)\n", s.ok("✓"), s.bold(res.Recovery.Duration().String()),
+			res.T1.Local().Format("15:04:05.000"), t1Source(res.T1Source))
+		for _, ev := range res.T1Evidence {
+			fmt.Fprintf(w, "    %s\n", s.dim(ev))
+		}
 	} else {
 		fmt.Fprintf(w, "%s Every goal passed\n", s.ok("✓"))
 	}
@@ -285,6 +292,17 @@ func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON boo
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ev.At.Local().Format("15:04:05.000"), ev.Kind, ex, what)
 	}
 	return tw.Flush()
+}
+
+// t1Source says in words how the moment of recovery was found.
+func t1Source(src string) string {
+	switch src {
+	case session.T1Watched:
+		return "watched: oplab saw the goals come to hold"
+	case session.T1Evidence:
+		return "from the cluster's evidence: nothing watched as the goals came to hold"
+	}
+	return "the moment of this check: nothing recorded when the goals came to hold"
 }
 
 // printCatalogue prints the labs, one a line, with where the learner

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -13,6 +15,7 @@ import (
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
 )
 
 // offlineLearner is the learner of sessions started from the command
@@ -151,4 +154,22 @@ func lang(st *session.Status) locale.Lang {
 		return l
 	}
 	return locale.En
+}
+
+// healSessions fails the sessions that an oplab which is gone left
+// provisioning (deleting their clusters) and finishes interrupted stops,
+// before the clusters are listed; it does nothing where no session was
+// ever stored.
+func (g *globals) healSessions(ctx context.Context) {
+	if _, err := os.Stat(filepath.Join(g.dataDir, store.FileName)); err != nil {
+		return
+	}
+	m, closeStore, err := g.sessions(ctx)
+	if err != nil {
+		return
+	}
+	defer closeStore()
+	if err := m.Sessions.Heal(ctx, ""); err != nil {
+		g.logger().Warn("heal sessions", "err", err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/oplog"
+	"oplab.dev/oplab/internal/session"
 )
 
 func newLogsCmd(g *globals) *cobra.Command {
@@ -39,7 +40,17 @@ func newLogsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			st, err := m.Status(cmd.Context(), id)
-			closeStore() // following may take hours; the store is not needed
+			if follow && err == nil {
+				// While the learner follows the log and repairs, the goals
+				// are watched: the time to recovery is when the cluster
+				// recovered, not when the check ran.
+				w := m.Sessions.Watcher(session.WatchOptions{Learner: offlineLearner})
+				w.Start(cmd.Context())
+				defer closeStore()
+				defer w.Stop()
+			} else {
+				closeStore() // the store is not needed any more
+			}
 			if err != nil {
 				return err
 			}

@@ -21,11 +21,18 @@ const (
 	KindReset     = "reset"     // AttemptData: the exercise was reset
 	KindQuiz      = "quiz"      // QuizData: a quiz was answered and graded
 	KindCluster   = "cluster"   // ClusterData: the cluster was created or deleted
+	KindWatch     = "watch"     // WatchData: a Watcher saw the goals come to hold, or stop holding
 )
 
 // The types below are the details of timeline events as the store keeps
 // them (JSON in store.Event.Data); Timeline and Progress hand them out
 // decoded into Event.
+
+// WatchData is the detail of a watch event.
+type WatchData struct {
+	// Held is when the goals came to hold; zero when they stopped holding.
+	Held time.Time `json:"held,omitzero"`
+}
 
 // StateData is the detail of a state event.
 type StateData struct {
@@ -51,6 +58,8 @@ type StepData struct {
 type AttemptData struct {
 	Attempt  *engine.Attempt `json:"attempt"`
 	Recovery time.Duration   `json:"recoveryNs,omitempty"`
+	// T1Source says how the attempt's T1 was found (see CheckResult).
+	T1Source string `json:"t1Source,omitempty"`
 }
 
 // ChaosData is the detail of a chaos event.

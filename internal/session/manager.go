@@ -93,6 +93,9 @@ type Manager struct {
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex
 	engines map[string]*engine.Engine
+	// holders are, per session, the PID that held its file lock before
+	// this Manager took it.
+	holders map[string]int
 }
 
 // New returns a Manager.
@@ -107,7 +110,7 @@ func New(o Options) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}}, nil
+	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}, holders: map[string]int{}}, nil
 }
 
 // Lab returns lab id of the course; an error wrapping ErrUnknownLab names
@@ -153,6 +156,15 @@ type work struct {
 	Hints int `json:"hints,omitempty"`
 	// Error is why the session failed.
 	Error string `json:"error,omitempty"`
+	// Pending is the operation under way (chaos, reset, stop), recorded
+	// before it acts and cleared with its outcome: found set by a command
+	// that holds the session's lock, it was interrupted (see settle).
+	Pending *Pending `json:"pending,omitempty"`
+	// T1Source says how Attempt.T1 was found (see T1Watched); a Watcher
+	// sets T1 with T1Watched before any check ran.
+	T1Source string `json:"t1Source,omitempty"`
+	// Notice says what oplab did about a command that was interrupted.
+	Notice string `json:"notice,omitempty"`
 }
 
 // live is a loaded session: the stored record, its decoded working state

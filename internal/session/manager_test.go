@@ -350,7 +350,7 @@ func TestRecover(t *testing.T) {
 	if strings.Join(rep.Failed, ",") != "stuck" || len(rep.Deleted) != 0 {
 		t.Errorf("report: got %+v, want stuck failed and nothing deleted", rep)
 	}
-	if got, _ := f.m.Status(ctx, "stuck"); !strings.Contains(got.Error, "oplab stopped while provisioning") {
+	if got, _ := f.m.Status(ctx, "stuck"); !strings.Contains(got.Error, "stopped while starting the session") {
 		t.Errorf("error of the stuck session: got %q", got.Error)
 	}
 }

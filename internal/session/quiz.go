@@ -28,6 +28,9 @@ func (m *Manager) Quiz(ctx context.Context, id, quizID string, answers quiz.Answ
 	}
 	defer unlock()
 	s, err := m.load(ctx, id)
+	if err == nil {
+		err = m.settle(ctx, s, nil, true)
+	}
 	if err != nil {
 		return nil, err
 	}

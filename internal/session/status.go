@@ -34,18 +34,36 @@ type Status struct {
 	HintsShown  int      `json:"hintsShown"`
 	Results     []Result `json:"results"`
 	// Error is why a failed session failed.
-	Error   string    `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Notice says what oplab did about a command that was interrupted
+	// (killed) half-way, or what the next command will do about it.
+	Notice  string    `json:"notice,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
 
-// Status reads a session; an unknown id is ErrNotFound.
+// Status reads a session; an unknown id is ErrNotFound. A session that
+// an oplab which is gone left provisioning is failed first (and its
+// cluster deleted), and an interrupted stop finished: a status never shows
+// work under way that nobody does.
 func (m *Manager) Status(ctx context.Context, id string) (*Status, error) {
+	if err := m.healID(ctx, id); err != nil {
+		return nil, err
+	}
 	s, err := m.load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	return m.status(ctx, s)
+}
+
+// healID heals session id (see Heal).
+func (m *Manager) healID(ctx context.Context, id string) error {
+	rec, err := m.record(ctx, id)
+	if err != nil {
+		return err
+	}
+	return m.healOne(ctx, rec)
 }
 
 func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
@@ -54,7 +72,13 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error,
-		Created: s.rec.Created, Updated: s.rec.Updated,
+		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated,
+	}
+	if st.Attempt != nil {
+		st.Attempt.T1Source = s.work.T1Source
+	}
+	if p := s.work.Pending; p != nil && st.Notice == "" {
+		st.Notice = m.pendingNotice(s, p)
 	}
 	rs, err := m.o.Store.Results(ctx, s.rec.ID)
 	if err != nil {
@@ -70,7 +94,7 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 // Timeline returns a session's events after seq (0 for all), oldest
 // first; an unknown id is ErrNotFound.
 func (m *Manager) Timeline(ctx context.Context, id string, after int64) ([]Event, error) {
-	if _, err := m.record(ctx, id); err != nil {
+	if err := m.healID(ctx, id); err != nil {
 		return nil, err
 	}
 	evs, err := m.o.Store.Events(ctx, id, after)
@@ -87,6 +111,9 @@ func (m *Manager) Timeline(ctx context.Context, id string, after int64) ([]Event
 // Sessions lists a learner's sessions (all learners' when empty), newest
 // first.
 func (m *Manager) Sessions(ctx context.Context, learner string) ([]Summary, error) {
+	if err := m.Heal(ctx, learner); err != nil {
+		return nil, err
+	}
 	list, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner})
 	if err != nil {
 		return nil, err
@@ -126,6 +153,9 @@ func (m *Manager) Resolve(ctx context.Context, learner, id string) (string, erro
 // Current returns the id of the learner's one active session:
 // ErrNoSession when there is none, ErrSeveralSessions when there are more.
 func (m *Manager) Current(ctx context.Context, learner string) (string, error) {
+	if err := m.Heal(ctx, learner); err != nil {
+		return "", err
+	}
 	active, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, States: activeStates()})
 	if err != nil {
 		return "", err
@@ -158,6 +188,24 @@ func (m *Manager) Latest(ctx context.Context, learner string) (string, error) {
 		return "", ErrNoSession
 	}
 	return all[0].ID, nil
+}
+
+// pendingNotice says what became of an operation recorded as pending: under
+// way, or interrupted and what the next command does about it.
+func (m *Manager) pendingNotice(s *live, p *Pending) string {
+	unlock, free := m.tryLock(s.rec.ID)
+	if free {
+		unlock()
+	}
+	if !free || !m.ownerKnown() {
+		return fmt.Sprintf("%s under way since %s", p.Op, p.Since.Local().Format(time.TimeOnly))
+	}
+	what := "rolls the chaos back"
+	if p.Op != OpChaos {
+		what = "finishes it"
+	}
+	return fmt.Sprintf("%s was interrupted (%s stopped at %s); the next chaos, check, hint or reset %s",
+		p.Op, m.who(s.rec.ID, p), p.Since.Local().Format(time.TimeOnly), what)
 }
 
 // Kubeconfig returns the admin kubeconfig of session id's cluster, for the

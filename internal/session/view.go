@@ -31,6 +31,9 @@ type Attempt struct {
 	Started  time.Time `json:"started"`
 	T0       time.Time `json:"t0,omitzero"`
 	T1       time.Time `json:"t1,omitzero"`
+	// T1Source says how T1 was found (T1Watched, T1Evidence, T1Check);
+	// set in a Status.
+	T1Source string `json:"t1Source,omitempty"`
 }
 
 func attemptView(a *engine.Attempt) *Attempt {
@@ -136,6 +139,8 @@ type Event struct {
 	T0       time.Time    `json:"t0,omitzero"`          // chaos
 	Late     bool         `json:"late,omitempty"`       // check
 	Recovery Millis       `json:"recoveryMs,omitempty"` // recovered
+	T1Source string       `json:"t1Source,omitempty"`   // recovered: how T1 was found (T1Watched, ...)
+	Held     time.Time    `json:"held,omitzero"`        // watch: when the goals came to hold; zero when they stopped
 	Hint     *HintData    `json:"hint,omitempty"`       // hint
 	Quiz     *QuizScore   `json:"quiz,omitempty"`       // quiz
 	Cluster  *ClusterData `json:"cluster,omitempty"`    // cluster
@@ -165,7 +170,7 @@ func eventView(ev store.Event) Event {
 	case KindExercise, KindReset, KindRecovered:
 		var d AttemptData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			v.Attempt, v.Recovery = attemptView(d.Attempt), millis(d.Recovery)
+			v.Attempt, v.Recovery, v.T1Source = attemptView(d.Attempt), millis(d.Recovery), d.T1Source
 		}
 	case KindSteady:
 		var d engine.Report
@@ -194,6 +199,11 @@ func eventView(ev store.Event) Event {
 		var d QuizData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			v.Quiz = &QuizScore{Quiz: d.Quiz, Correct: d.Correct, Total: d.Total}
+		}
+	case KindWatch:
+		var d WatchData
+		if json.Unmarshal(ev.Data, &d) == nil {
+			v.Held = d.Held
 		}
 	case KindCluster:
 		var d ClusterData
