@@ -158,6 +158,13 @@ func TestCourseShape(t *testing.T) {
 		if q := qs[l.Quiz]; q == nil || q.Lab != id {
 			t.Errorf("lab %s: quiz %q should exist and name the lab", id, l.Quiz)
 		}
+		n := 0
+		for _, ex := range l.Exercises {
+			n += len(ex.Shortcuts)
+		}
+		if n < 3 {
+			t.Errorf("lab %s: got %d known shortcuts, want at least 3 for its self-test to try", id, n)
+		}
 	}
 }
 
