@@ -74,7 +74,7 @@ func TestValidateCatchesBrokenCourse(t *testing.T) {
 			replace(t, l, "failover/lab.yaml", "Follow the reconcile log", "Follow [the log](logs.md)")
 		}, `labs/failover/lab.yaml: exercises[0].instructions.en: link to page "logs"`},
 		{"unknown check kind", func(t *testing.T, l, _, _ fstest.MapFS) {
-			replace(t, l, "quota/lab.yaml", "kind: quotaPresent", "kind: quotaStillThere")
+			replace(t, l, "quota/lab.yaml", "kind: quotaEnforced", "kind: quotaStillThere")
 		}, `unknown check kind "quotaStillThere"`},
 		{"unknown action kind", func(t *testing.T, l, _, _ fstest.MapFS) {
 			replace(t, l, "rbac/lab.yaml", "kind: removeRoleVerbs", "kind: breakRole")

@@ -49,7 +49,9 @@ func checkFor(p any) checkFn {
 	case *lab.QuotaEnforced:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.quotaEnforced(ctx, p) }
 	case *lab.SameCluster:
-		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.sameCluster(ctx, p.Target, a) }
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) {
+			return e.sameCluster(ctx, p.Target, a)
+		}
 	case *lab.QuotaPresent:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.quotaPresent(ctx, p) }
 	case *lab.EventSeen:
