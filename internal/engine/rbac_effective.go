@@ -47,16 +47,19 @@ func (p permissions) in(ns string) []rbacv1.PolicyRule {
 	return append(slices.Clone(p.cluster), p.namespaced[ns]...)
 }
 
-// everyServiceAccount is what the API server's bootstrap policy grants
-// every authenticated user and every service account (system:basic-user,
-// system:discovery, system:public-info-viewer and
-// system:service-account-issuer-discovery): what the operator holds
-// without its chart, and so no shortcut.
+// everyServiceAccount is what the API server's bootstrap policy (v1.36,
+// plugin/pkg/auth/authorizer/rbac/bootstrappolicy) grants every
+// authenticated user and every service account: system:basic-user,
+// system:discovery, system:public-info-viewer,
+// system:service-account-issuer-discovery and, where ClusterTrustBundle is
+// enabled, system:cluster-trust-bundle-discovery. The operator holds it
+// without its chart, so it is no shortcut.
 var everyServiceAccount = []rbacv1.PolicyRule{
 	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}, Verbs: []string{"create"}},
 	{NonResourceURLs: []string{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}, Verbs: []string{"get"}},
 	{NonResourceURLs: []string{"/.well-known/openid-configuration", "/.well-known/openid-configuration/", "/openid/v1/jwks", "/openid/v1/jwks/"}, Verbs: []string{"get"}},
+	{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"clustertrustbundles"}, Verbs: []string{"get", "list", "watch"}},
 }
 
 // boundTo reports whether a binding's subject s, in a binding of namespace
