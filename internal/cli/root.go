@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/cluster"
 )
 
@@ -71,8 +72,10 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
+		newClassCmd(g),
 		newClusterCmd(g),
 		newLabCmd(g),
+		newInstructorCmd(g),
 		newLogsCmd(g),
 		newOperatorCmd(g),
 		newQuizCmd(g),
@@ -90,12 +93,9 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// provider returns the embedded cluster provider configured by the flags.
+// provider returns the cluster provider configured by the flags.
 func (g *globals) provider() (*cluster.Provider, error) {
-	return cluster.NewProvider(
-		cluster.ProviderWithLogger(g.logger()),
-		cluster.ProviderWithEmbedded(g.binDir, g.dataDir),
-	)
+	return app.NewProvider(g.config())
 }
 
 // defaultDataDir is $OPLAB_DATA, else $XDG_DATA_HOME/oplab, else
