@@ -122,7 +122,7 @@ func printSelftest(w io.Writer, rep *engine.SelfTestReport) {
 	fmt.Fprintf(w, "%s %s (setup %.1fs, total %.1fs)\n", verdict, rep.Lab, rep.Setup.Seconds(), rep.Elapsed.Seconds())
 	for _, ex := range rep.Exercises {
 		if ex.Passed {
-			fmt.Fprintf(w, "  ✓ %s (%.1fs)\n", ex.ID, ex.Elapsed.Seconds())
+			fmt.Fprintf(w, "  ✓ %s (%.1fs, %d shortcuts refused)\n", ex.ID, ex.Elapsed.Seconds(), len(ex.Shortcuts))
 		} else {
 			fmt.Fprintf(w, "  ✗ %s: %s\n", ex.ID, ex.Problem)
 		}
