@@ -2,33 +2,74 @@ package cli
 
 import (
 	"fmt"
+	"net"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/web"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var addr string
+	var (
+		addr  string
+		hosts []string
+	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Start the lab server",
-		Args:  cobra.NoArgs,
+		Long: `Start the lab server. It listens on 127.0.0.1 only, unless --addr says
+otherwise, and prints a sign-in link with a one-time token: open it in a
+browser. Labs started in the browser are the same sessions the lab
+commands act on, so oplab lab check works on them too.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := g.provider()
+			ctx := cmd.Context()
+			m, closeStore, err := g.sessions(ctx)
 			if err != nil {
 				return err
 			}
-			s, err := server.New(server.Config{Clusters: p, Web: web.FS, Logger: g.logger()})
+			defer closeStore()
+			app, err := newWebApp(m, course.Embedded())
 			if err != nil {
 				return err
 			}
-			return server.ListenAndServe(cmd.Context(), addr, s, func(url string) {
-				fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\n", url)
-			})
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
+			bound := ln.Addr().String()
+			s, err := server.New(server.Config{App: app, Web: web.FS, DataDir: filepath.Join(g.dataDir, "server"),
+				Hosts: server.Hosts(bound, hosts...), Learner: offlineLearner, Logger: g.logger()})
+			if err != nil {
+				ln.Close()
+				return err
+			}
+			defer s.Close()
+			base := "http://" + signInHost(bound, hosts)
+			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\n", base, s.SignInURL(base))
+			return server.ListenAndServe(ctx, ln, s)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
 	return cmd
+}
+
+// signInHost is the host:port of the sign-in link: the bound address, or
+// for an address that listens everywhere the first --host given.
+func signInHost(bound string, hosts []string) string {
+	h, port, err := net.SplitHostPort(bound)
+	if err != nil || !net.ParseIP(h).IsUnspecified() {
+		return bound
+	}
+	if len(hosts) > 0 {
+		if _, _, err := net.SplitHostPort(hosts[0]); err == nil {
+			return hosts[0]
+		}
+		return net.JoinHostPort(hosts[0], port)
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }

@@ -68,7 +68,9 @@ func TestConsoleStreamsOutput(t *testing.T) {
 	}
 }
 
-func wsURL(ts *testServer, path string) string { return "ws" + strings.TrimPrefix(ts.URL, "http") + path }
+func wsURL(ts *testServer, path string) string {
+	return "ws" + strings.TrimPrefix(ts.URL, "http") + path
+}
 
 func dialWS(t *testing.T, ts *testServer, path, origin string) (*websocket.Conn, int) {
 	t.Helper()

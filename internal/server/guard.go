@@ -134,7 +134,9 @@ func Hosts(addr string, extra ...string) []string {
 		return append([]string{addr}, extra...)
 	}
 	out := []string{net.JoinHostPort(host, port)}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
+	// Listening on loopback or everywhere, the machine's own browser may
+	// use any loopback name.
+	if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) || host == "localhost" {
 		out = append(out, "localhost:"+port, "127.0.0.1:"+port, "[::1]:"+port)
 	}
 	for _, e := range extra {

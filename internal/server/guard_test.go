@@ -40,7 +40,7 @@ func TestHosts(t *testing.T) {
 		want  string
 	}{
 		{"127.0.0.1:8080", nil, "127.0.0.1:8080 localhost:8080 127.0.0.1:8080 [::1]:8080"},
-		{"0.0.0.0:80", []string{"lab.school.kr"}, "0.0.0.0:80 lab.school.kr:80"},
+		{"0.0.0.0:80", []string{"lab.school.kr"}, "0.0.0.0:80 localhost:80 127.0.0.1:80 [::1]:80 lab.school.kr:80"},
 		{"10.0.0.5:8080", []string{"10.0.0.5:8080"}, "10.0.0.5:8080 10.0.0.5:8080"},
 	} {
 		if got := strings.Join(Hosts(tc.addr, tc.extra...), " "); got != tc.want {
