@@ -38,6 +38,7 @@ run: controlplane build ## Build what is needed and start the lab server
 
 test: controlplane build ## Run the whole test suite against real components
 	./scripts/ensure-postgres.sh
+	./scripts/ensure-chromium.sh
 	$(MAKE) --no-print-directory verify-generated
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...

@@ -137,7 +137,13 @@ func (f *fakeApp) Quiz(_ context.Context, id string) (*quiz.Public, error) {
 
 func (f *fakeApp) Answer(_ context.Context, id string, answers quiz.Answers) (*quiz.Result, error) {
 	f.record(fmt.Sprintf("answer %s %v", id, answers))
-	return &quiz.Result{QuizID: "failover", Correct: 1, Total: 1}, nil
+	ok := len(answers["q1"]) == 1 && answers["q1"][0] == "a"
+	res := &quiz.Result{QuizID: "failover", Total: 1, Questions: []quiz.QuestionResult{{ID: "q1", Correct: ok, Answered: len(answers["q1"]) > 0,
+		Expected: []string{"a"}, Explanation: locale.Text{En: "The operator elects the most advanced replica.", Ko: "오퍼레이터가 가장 앞선 레플리카를 선출합니다."}}}}
+	if ok {
+		res.Correct = 1
+	}
+	return res, nil
 }
 
 func (f *fakeApp) Summary(_ context.Context, id, lang string) (*SummaryView, error) {

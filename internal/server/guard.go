@@ -22,8 +22,10 @@ func securityHeaders(c *gin.Context) {
 	h.Set("Content-Security-Policy", contentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	// The sign-in URL carries a token: never send it on as a referrer.
-	h.Set("Referrer-Policy", "no-referrer")
+	// The sign-in URL carries a token: never send it to another site.
+	// (no-referrer would make the browser send "Origin: null" on the
+	// page's own form posts, which the CSRF check must refuse.)
+	h.Set("Referrer-Policy", "same-origin")
 	c.Next()
 }
 

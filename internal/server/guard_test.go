@@ -60,6 +60,7 @@ func TestCSRF(t *testing.T) {
 		{"no token", nil, http.StatusForbidden},
 		{"wrong token", map[string]string{csrfHeader: "nope"}, http.StatusForbidden},
 		{"another origin", map[string]string{csrfHeader: ts.csrf, "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"opaque origin", map[string]string{csrfHeader: ts.csrf, "Origin": "null"}, http.StatusForbidden},
 		{"token", map[string]string{csrfHeader: ts.csrf}, http.StatusOK},
 		{"token and own origin", map[string]string{csrfHeader: ts.csrf, "Origin": ts.URL}, http.StatusOK},
 	} {
@@ -110,8 +111,8 @@ func TestSecurityHeaders(t *testing.T) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("CSP %q allows inline script or eval", csp)
 	}
-	if got := h.Get("Referrer-Policy"); got != "no-referrer" {
-		t.Errorf("Referrer-Policy: got %q, want no-referrer", got)
+	if got := h.Get("Referrer-Policy"); got != "same-origin" {
+		t.Errorf("Referrer-Policy: got %q, want same-origin", got)
 	}
 }
 

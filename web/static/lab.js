@@ -25,6 +25,7 @@ let busy = false;
 // ---- start -----------------------------------------------------------
 
 const steps = new Map();
+let startedAt = 0;
 let stepTimer = null;
 
 function showStep(s) {
@@ -64,6 +65,7 @@ async function start() {
   $('steps').replaceChildren();
   steps.clear();
   $('start-note').textContent = t('lab.starting');
+  startedAt = Date.now();
   stepTimer = setInterval(tickSteps, 200);
   listen('');
   try {
@@ -91,8 +93,10 @@ function listen(id) {
 function enter(st) {
   session = st.id;
   main.dataset.session = session;
-  $('start-note').textContent = '';
-  $('start-panel').hidden = true;
+  // The steps of a start just made stay in view, with the total time.
+  $('start').hidden = true;
+  $('start-panel').hidden = steps.size === 0;
+  $('start-note').textContent = startedAt ? t('lab.readyin', { d: duration(Date.now() - startedAt) }) : '';
   $('exercise-panel').hidden = false;
   $('panels').hidden = false;
   listen(session);
@@ -156,6 +160,7 @@ function render(st) {
   if (st.state === 'failed' || st.state === 'expired') {
     note(st.error || t(`state.${st.state}`), true);
     $('start-panel').hidden = false;
+    $('start').hidden = false;
     $('start').disabled = false;
   }
   clock();
@@ -286,6 +291,8 @@ main.addEventListener('click', (e) => {
 $('start').addEventListener('click', start);
 $('retry').addEventListener('click', start);
 
+// The Start button works once this module has run.
+$('start').disabled = false;
 if (session && ACTIVE.includes(main.dataset.state)) {
   if (main.dataset.state === 'provisioning') {
     $('start').disabled = true;

@@ -35,7 +35,7 @@ export async function quizForm(form, sessionID) {
     submit.disabled = true;
     try {
       const r = await call('POST', `${base}/quiz`, { answers });
-      for (const qr of r.questions) {
+      for (const qr of r.questions ?? []) {
         const fs = form.querySelector(`[data-question="${CSS.escape(qr.id)}"]`);
         fs.classList.toggle('correct', qr.correct);
         fs.classList.toggle('wrong', !qr.correct);

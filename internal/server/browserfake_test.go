@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// scriptedApp plays one failover lab the way the application layer does,
+// in memory, so the browser test drives every control of the page with
+// answers of the real shapes.
+type scriptedApp struct {
+	*fakeApp
+	streams *fakeStreams
+
+	mu      sync.Mutex
+	state   string
+	t0, t1  time.Time
+	exIndex int
+}
+
+func newScriptedApp() *scriptedApp {
+	return &scriptedApp{fakeApp: newFakeApp(), streams: newFakeStreams(), state: "ready"}
+}
+
+func (a *scriptedApp) status(id string) map[string]any {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	att := map[string]any{"lab": "failover", "exercise": "delete-primary", "started": time.Now().Add(-time.Minute)}
+	if !a.t0.IsZero() {
+		att["t0"] = a.t0
+	}
+	if !a.t1.IsZero() {
+		att["t1"] = a.t1
+	}
+	return map[string]any{"id": id, "learner": "local", "lab": "failover", "state": a.state, "exercise": a.exIndex,
+		"exerciseId": "delete-primary", "exercises": 1, "attempt": att}
+}
+
+func (a *scriptedApp) Status(_ context.Context, id string) (any, error) { return a.status(id), nil }
+
+func (a *scriptedApp) Start(ctx context.Context, learner, lab, lang string, progress func(Update)) (any, error) {
+	if _, err := a.fakeApp.Start(ctx, learner, lab, lang, func(Update) {}); err != nil {
+		return nil, err
+	}
+	for i, msg := range []string{"Starting etcd", "Starting kube-apiserver", "install the operator", "create the PostgresCluster prod-db"} {
+		step := map[string]any{"phase": "provision", "index": i, "message": msg}
+		progress(Update{Kind: "step", Message: msg, Data: step})
+		time.Sleep(150 * time.Millisecond)
+		step["done"], step["elapsedNs"] = true, 150*time.Millisecond
+		progress(Update{Kind: "step", Message: msg, Data: step})
+	}
+	a.streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready, primary prod-db-0")
+	a.streams.cluster("prod-db-0", []string{"prod-db-0", "prod-db-1", "prod-db-2"})
+	return a.status("alice-2"), nil
+}
+
+func (a *scriptedApp) Chaos(_ context.Context, id, exercise string, progress func(Update)) (any, error) {
+	progress(Update{Seq: 10, Session: id, Kind: "steady", Message: "steady state passed",
+		Data: map[string]any{"passed": true, "score": 4, "total": 4, "results": []map[string]any{
+			{"kind": "exactlyOnePrimary", "weight": 1, "passed": true, "reason": "prod-db-0 is the only primary"}}}})
+	a.mu.Lock()
+	a.state, a.t0 = "in-exercise", time.Now()
+	a.mu.Unlock()
+	a.streams.log("info", "PostgresCluster/default/prod-db", "primary prod-db-0 is missing: fencing it")
+	a.streams.log("error", "PostgresCluster/default/prod-db", `pods "prod-db-0" is forbidden: the operator may not patch it`)
+	a.streams.log("info", "PostgresCluster/default/prod-db", "promoted prod-db-1, -rw now selects it")
+	a.streams.cluster("prod-db-1", []string{"prod-db-1", "prod-db-2", "prod-db-0"})
+	return a.status(id), nil
+}
+
+func (a *scriptedApp) Check(_ context.Context, id string, _ func(Update)) (any, error) {
+	a.mu.Lock()
+	a.t1 = a.t0.Add(1700 * time.Millisecond)
+	a.state, a.exIndex = "completed", 1
+	a.mu.Unlock()
+	return map[string]any{"exercise": "delete-primary", "passed": true, "recoveryNs": 1700 * time.Millisecond, "status": a.status(id),
+		"report": map[string]any{"passed": true, "score": 5, "total": 5, "results": []map[string]any{
+			{"kind": "primaryChanged", "weight": 3, "passed": true, "reason": "the primary is prod-db-1, was prod-db-0"},
+			{"kind": "rwEndpointsPointAtPrimary", "weight": 2, "passed": true, "reason": "prod-db-rw → prod-db-1"}}}}, nil
+}
+
+func (a *scriptedApp) Hint(_ context.Context, id string) (any, error) {
+	return map[string]any{"exercise": "delete-primary", "new": true, "more": true, "shown": []map[string]any{
+		{"tier": "nudge", "text": map[string]string{"en": "Look at the events of prod-db.", "ko": "prod-db의 이벤트를 보세요."}}}}, nil
+}
+
+// fakeStreams keeps every frame of each stream and replays from a
+// subscriber's resume point, then sends new ones.
+type fakeStreams struct {
+	mu     sync.Mutex
+	frames map[string][]Frame
+	subs   map[string][]chan Frame
+}
+
+func newFakeStreams() *fakeStreams {
+	return &fakeStreams{frames: map[string][]Frame{}, subs: map[string][]chan Frame{}}
+}
+
+func (f *fakeStreams) publish(stream string, data any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fr := Frame{Seq: int64(len(f.frames[stream]) + 1), Data: data}
+	f.frames[stream] = append(f.frames[stream], fr)
+	for _, ch := range f.subs[stream] {
+		select {
+		case ch <- fr:
+		default:
+		}
+	}
+}
+
+func (f *fakeStreams) log(level, object, msg string) {
+	f.publish("log", map[string]any{"time": time.Now(), "level": level, "object": object, "message": msg})
+}
+
+func (f *fakeStreams) cluster(primary string, pods []string) {
+	var ps []map[string]any
+	for _, p := range pods {
+		role := "replica"
+		if p == primary {
+			role = "primary"
+		}
+		ps = append(ps, map[string]any{"name": p, "role": role, "ready": true, "phase": "Running"})
+	}
+	f.publish("cluster", map[string]any{
+		"cluster": map[string]any{"name": "prod-db", "phase": "Ready", "currentPrimary": primary, "targetPrimary": primary,
+			"conditions": []map[string]any{{"type": "Ready", "status": "True"}, {"type": "PrimaryAvailable", "status": "True"}}},
+		"pods":      ps,
+		"endpoints": []map[string]any{{"name": "prod-db-rw", "pods": []string{primary}}, {"name": "prod-db-ro", "pods": pods[1:]}},
+		"events":    []map[string]any{{"type": "Normal", "reason": "Promoted", "object": "pod/" + primary, "message": fmt.Sprintf("%s is the primary", primary)}},
+	})
+}
+
+func (f *fakeStreams) Subscribe(ctx context.Context, session, stream string, after int64) (<-chan Frame, error) {
+	ch := make(chan Frame, 64)
+	f.mu.Lock()
+	for _, fr := range f.frames[stream] {
+		if fr.Seq > after {
+			ch <- fr
+		}
+	}
+	f.subs[stream] = append(f.subs[stream], ch)
+	f.mu.Unlock()
+	out := make(chan Frame)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case fr := <-ch:
+				select {
+				case out <- fr:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
