@@ -51,8 +51,15 @@ function tickSteps() {
   }
 }
 
+let starting = false;
+
 function onUpdate(u) {
-  if (u.kind === 'step' && u.data) showStep(u.data);
+  if (u.kind === 'step' && u.data) {
+    // A start's steps go to its list; those of a running action (chaos,
+    // reset) to the note under the controls.
+    if (starting) showStep(u.data);
+    else if (busy) note(u.data.done ? `✓ ${u.data.message} ${duration((u.data.elapsedNs || 0) / 1e6)}` : `${u.data.message} …`);
+  }
   if (!session || (u.session && u.session !== session)) return;
   if (u.kind === 'steady' && u.data) report($('steady'), t('lab.steady'), u.data);
   if (u.kind === 'chaos' && u.data?.error) note(u.data.error, true);
@@ -66,6 +73,7 @@ async function start() {
   steps.clear();
   $('start-note').textContent = t('lab.starting');
   startedAt = Date.now();
+  starting = true;
   stepTimer = setInterval(tickSteps, 200);
   listen('');
   try {
@@ -77,6 +85,7 @@ async function start() {
     $('start').disabled = false;
     $('start-note').textContent = '';
   } finally {
+    starting = false;
     clearInterval(stepTimer);
     tickSteps();
   }
@@ -90,7 +99,10 @@ function listen(id) {
 
 // ---- the session -------------------------------------------------------
 
+let entered = false;
+
 function enter(st) {
+  entered = true;
   session = st.id;
   main.dataset.session = session;
   // The steps of a start just made stay in view, with the total time.
@@ -129,7 +141,11 @@ function refreshSoon() {
 
 async function refresh() {
   if (!session || busy) return;
-  try { render(await call('GET', `/api/sessions/${encodeURIComponent(session)}`)); } catch (e) { note(e.message, true); }
+  try {
+    const st = await call('GET', `/api/sessions/${encodeURIComponent(session)}`);
+    if (entered) render(st);
+    else if (st.state !== 'provisioning') { starting = false; enter(st); }
+  } catch (e) { note(e.message, true); }
 }
 
 function ms(v) { return v ? new Date(v).getTime() : 0; }
@@ -295,11 +311,15 @@ $('retry').addEventListener('click', start);
 $('start').disabled = false;
 if (session && ACTIVE.includes(main.dataset.state)) {
   if (main.dataset.state === 'provisioning') {
+    // A start under way (in another tab, or from the CLI): its steps
+    // come from the timeline, and the page enters the lab when it is ready.
     $('start').disabled = true;
     $('start-note').textContent = t('lab.starting');
+    starting = true;
     listen(session);
+  } else {
+    call('GET', `/api/sessions/${encodeURIComponent(session)}`).then(enter, (e) => note(e.message, true));
   }
-  call('GET', `/api/sessions/${encodeURIComponent(session)}`).then(enter, (e) => note(e.message, true));
 } else if (session && main.dataset.state === 'completed') {
   $('start-note').textContent = t('lab.completedbefore');
 }
