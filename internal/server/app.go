@@ -47,7 +47,14 @@ type Application interface {
 // YAML for `-f -`. A refused line is an error whose message says why.
 type Console interface {
 	Run(ctx context.Context, session, line, stdin string, out io.Writer) error
-	Complete(ctx context.Context, session, line string) ([]string, error)
+	Complete(ctx context.Context, session, line string) (Completion, error)
+}
+
+// Completion is the words that may replace the end of a console line from
+// byte offset From.
+type Completion struct {
+	From       int      `json:"from"`
+	Candidates []string `json:"candidates"`
 }
 
 // Streams opens a session's live streams (the operator's log, the cluster

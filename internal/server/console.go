@@ -69,8 +69,8 @@ func (s *Server) apiComplete(c *gin.Context) {
 		return
 	}
 	v, err := s.cfg.Console.Complete(c.Request.Context(), session(c).ID, c.Query("line"))
-	if v == nil {
-		v = []string{}
+	if v.Candidates == nil {
+		v.Candidates = []string{}
 	}
 	s.reply(c, v, err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -163,6 +164,14 @@ func (fakeConsole) Run(_ context.Context, session, line, stdin string, out io.Wr
 	return err
 }
 
-func (fakeConsole) Complete(_ context.Context, session, line string) ([]string, error) {
-	return []string{"pods"}, nil
+// Complete offers the resource types that start like the line's last word.
+func (fakeConsole) Complete(_ context.Context, session, line string) (Completion, error) {
+	from := strings.LastIndexByte(line, ' ') + 1
+	var out []string
+	for _, w := range []string{"pods", "podtemplates", "postgresclusters", "services"} {
+		if strings.HasPrefix(w, line[from:]) {
+			out = append(out, w)
+		}
+	}
+	return Completion{From: from, Candidates: out}, nil
 }

@@ -80,14 +80,18 @@ export function consolePanel(sessionID) {
       input.value = history[pos] ?? '';
     } else if (e.key === 'Tab' && input.value.trim()) {
       e.preventDefault();
-      let list = [];
-      try { list = await call('GET', `${base}/complete?line=${encodeURIComponent(input.value)}`); } catch { return; }
-      const words = input.value.split(/\s+/);
+      let comp;
+      try { comp = await call('GET', `${base}/complete?line=${encodeURIComponent(input.value)}`); } catch { return; }
+      const list = comp.candidates ?? [];
+      const head = input.value.slice(0, comp.from);
       if (list.length === 1) {
-        words[words.length - 1] = list[0];
-        input.value = `${words.join(' ')} `;
+        input.value = `${head}${list[0]} `;
         comps.hidden = true;
       } else {
+        // Complete as far as every candidate agrees, and show them.
+        let common = list[0] ?? '';
+        for (const w of list) while (!w.startsWith(common)) common = common.slice(0, -1);
+        if (common.length > input.value.length - comp.from) input.value = head + common;
         comps.replaceChildren(...list.slice(0, 40).map((w) => el('li', {}, w)));
         comps.hidden = list.length === 0;
       }
