@@ -57,19 +57,23 @@ type Completion struct {
 	Candidates []string `json:"candidates"`
 }
 
-// Streams opens a session's live streams (the operator's log, the cluster
-// view) from frame after; each frame is JSON. The channel closes when ctx
-// ends or the stream ends.
+// Streams opens a session's live streams ("log": the operator's log,
+// "cluster": the cluster view) from a client's resume point: the epoch and
+// sequence number of the last frame it saw. Each frame's data is JSON. The
+// channel closes when ctx ends or the stream ends.
 type Streams interface {
-	Subscribe(ctx context.Context, session, stream string, after int64) (<-chan Frame, error)
+	Subscribe(ctx context.Context, session, stream, epoch string, after uint64) (<-chan Frame, error)
 }
 
-// Frame is one numbered frame of a live stream.
+// Frame is one numbered frame of a live stream: "hello" first (its epoch
+// names the upstream, so a client knows what its numbers refer to), then
+// "data", or "gap" when Skipped frames were lost to a slow client.
 type Frame struct {
-	Seq  int64 `json:"seq"`
-	Data any   `json:"data"`
-	// Skipped is how many frames this subscriber missed before this one.
-	Skipped int64 `json:"skipped,omitempty"`
+	Seq     uint64 `json:"seq"`
+	Type    string `json:"type"`
+	Epoch   string `json:"epoch,omitempty"`
+	Skipped uint64 `json:"skipped,omitempty"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // Update is a progress step or a timeline event, as the browser gets it.

@@ -173,6 +173,7 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		chromedp.Click(`#tab-cluster`),
 		textContains(".current-primary", "prod-db-1"),
 		textContains(`tr[data-pod="prod-db-1"] .role`, "primary"),
+		textContains(`tr[data-service="prod-db-rw"] .addresses`, "prod-db-1"),
 		sh.take("cluster"))
 	sh.step(t, ctx, "run a command in the console",
 		chromedp.Click(`#tab-console`),

@@ -104,7 +104,7 @@ func newFakeStreams() *fakeStreams {
 func (f *fakeStreams) publish(stream string, data any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fr := Frame{Seq: int64(len(f.frames[stream]) + 1), Data: data}
+	fr := Frame{Seq: uint64(len(f.frames[stream]) + 1), Type: "data", Data: data}
 	f.frames[stream] = append(f.frames[stream], fr)
 	for _, ch := range f.subs[stream] {
 		select {
@@ -127,17 +127,29 @@ func (f *fakeStreams) cluster(primary string, pods []string) {
 		}
 		ps = append(ps, map[string]any{"name": p, "role": role, "ready": true, "phase": "Running"})
 	}
+	var ro []map[string]any
+	for _, p := range pods[1:] {
+		ro = append(ro, map[string]any{"ip": "10.0.0.1", "pod": p, "ready": true})
+	}
+	// The shape of clusterview.View.
 	f.publish("cluster", map[string]any{
-		"cluster": map[string]any{"name": "prod-db", "phase": "Ready", "currentPrimary": primary, "targetPrimary": primary,
+		"namespace": "default", "name": "prod-db",
+		"cluster": map[string]any{"phase": "Ready", "replicas": 3, "readyReplicas": 3, "currentPrimary": primary, "targetPrimary": primary,
 			"conditions": []map[string]any{{"type": "Ready", "status": "True"}, {"type": "PrimaryAvailable", "status": "True"}}},
-		"pods":      ps,
-		"endpoints": []map[string]any{{"name": "prod-db-rw", "pods": []string{primary}}, {"name": "prod-db-ro", "pods": pods[1:]}},
-		"events":    []map[string]any{{"type": "Normal", "reason": "Promoted", "object": "pod/" + primary, "message": fmt.Sprintf("%s is the primary", primary)}},
+		"pods": ps,
+		"endpoints": []map[string]any{
+			{"service": "prod-db-rw", "addresses": []map[string]any{{"ip": "10.0.0.2", "pod": primary, "ready": true}}},
+			{"service": "prod-db-ro", "addresses": ro}},
+		"events": []map[string]any{{"type": "Normal", "reason": "Promoted", "object": "Pod/" + primary, "message": fmt.Sprintf("%s is the primary", primary)}},
 	})
 }
 
-func (f *fakeStreams) Subscribe(ctx context.Context, session, stream string, after int64) (<-chan Frame, error) {
+func (f *fakeStreams) Subscribe(ctx context.Context, session, stream, epoch string, after uint64) (<-chan Frame, error) {
 	ch := make(chan Frame, 64)
+	ch <- Frame{Type: "hello", Epoch: "e1"}
+	if epoch != "e1" {
+		after = 0
+	}
 	f.mu.Lock()
 	for _, fr := range f.frames[stream] {
 		if fr.Seq > after {

@@ -117,10 +117,10 @@ func (s *Server) apiStream(c *gin.Context) {
 		s.failJSON(c, fmt.Errorf("live streams are not available on this server: %w", ErrConflict))
 		return
 	}
-	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
+	after, _ := strconv.ParseUint(c.Query("after"), 10, 64)
 	ctx, done := s.streamCtx(c)
 	defer done()
-	frames, err := s.cfg.Streams.Subscribe(ctx, session(c).ID, name, after)
+	frames, err := s.cfg.Streams.Subscribe(ctx, session(c).ID, name, c.Query("epoch"), after)
 	if err != nil {
 		s.failJSON(c, err)
 		return

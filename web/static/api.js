@@ -53,9 +53,11 @@ export async function stream(path, body, onChunk, signal) {
 }
 
 // live opens a WebSocket on path and reopens it when it drops, asking for
-// the frames after the last one seen (query parameter "after").
+// the frames after the last one seen (query parameters "epoch", the
+// stream's incarnation, and "after", its last number).
 export function live(path, onMessage, onState = () => {}) {
   let after = 0;
+  let epoch = '';
   let closed = false;
   let delay = 500;
   let ws;
@@ -63,10 +65,13 @@ export function live(path, onMessage, onState = () => {}) {
     const u = new URL(path, location.href);
     u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
     u.searchParams.set('after', String(after));
+    if (epoch) u.searchParams.set('epoch', epoch);
     ws = new WebSocket(u);
     ws.onopen = () => { delay = 500; onState('open'); };
     ws.onmessage = (ev) => {
       const msg = JSON.parse(ev.data);
+      if (msg.epoch && msg.epoch !== epoch) { epoch = msg.epoch; after = 0; }
+      if (msg.type === 'hello') return;
       if (typeof msg.seq === 'number' && msg.seq > 0) {
         if (msg.seq <= after) return; // seen before a reconnect
         after = msg.seq;

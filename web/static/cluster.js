@@ -22,15 +22,20 @@ export function clusterPanel(sessionID, onEdit) {
 
   const render = (v) => {
     const parts = [];
-    for (const c of v.clusters ?? (v.cluster ? [v.cluster] : [])) {
+    if (v.cluster) {
+      const c = v.cluster;
+      const name = c.name || v.name;
       parts.push(el('section', { class: 'pgc' },
-        el('h3', {}, 'PostgresCluster ', el('code', {}, c.name), ' ', editButton('postgrescluster', c.name)),
+        el('h3', {}, 'PostgresCluster ', el('code', {}, name), ' ', editButton('postgrescluster', name),
+          ` ${t('cluster.replicas', { ready: c.readyReplicas ?? 0, want: c.replicas ?? 0 })}`),
         el('p', {}, `${t('cluster.phase')}: `, el('strong', { class: 'phase' }, c.phase || '–'),
           ` · ${t('cluster.primary')}: `, el('code', { class: 'current-primary' }, c.currentPrimary || '–'),
           ` · ${t('cluster.target')}: `, el('code', {}, c.targetPrimary || '–')),
         table([t('cluster.condition'), t('cluster.status'), t('cluster.reason')],
           (c.conditions ?? []).map((k) => el('tr', { class: k.status === 'True' ? 'ok' : 'bad' },
             el('td', {}, k.type), el('td', {}, k.status), el('td', {}, k.reason || ''))))));
+    } else {
+      parts.push(el('p', { class: 'note' }, t('cluster.nocluster', { name: v.name || '' })));
     }
     parts.push(el('h3', {}, t('cluster.pods')),
       table([t('cluster.name'), t('cluster.role'), t('cluster.ready'), t('cluster.phase'), ''],
@@ -40,17 +45,18 @@ export function clusterPanel(sessionID, onEdit) {
           el('td', {}, editButton('pod', p.name))))));
     parts.push(el('h3', {}, t('cluster.endpoints')),
       table([t('cluster.service'), t('cluster.addresses')],
-        (v.endpoints ?? []).map((s) => el('tr', {},
-          el('td', {}, el('code', {}, s.name)),
-          el('td', {}, (s.pods ?? s.addresses ?? []).join(', ') || t('cluster.none'))))));
+        (v.endpoints ?? []).map((s) => el('tr', { 'data-service': s.service },
+          el('td', {}, el('code', {}, s.service)),
+          el('td', { class: 'addresses' }, (s.addresses ?? []).filter((a) => a.ready !== false)
+            .map((a) => a.pod || a.ip).join(', ') || t('cluster.none'))))));
     parts.push(el('h3', {}, t('cluster.events')),
-      el('ol', { class: 'events' }, ...(v.events ?? []).slice(-30).reverse().map((e) => el('li', { class: e.type === 'Warning' ? 'trouble' : '' },
+      el('ol', { class: 'events' }, ...(v.events ?? []).slice(0, 30).map((e) => el('li', { class: e.type === 'Warning' ? 'trouble' : '' },
         el('strong', {}, e.reason || ''), ' ', el('code', {}, e.object || ''), ' ', e.message || ''))));
     root.replaceChildren(...parts);
   };
 
   const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/cluster`,
-    (f) => { if (f.data) render(f.data); },
+    (f) => { if (f.type !== 'gap' && f.data) render(f.data); },
     (s) => { status.textContent = s === 'closed' ? t('cluster.reconnecting') : ''; });
   return { close() { conn.close(); } };
 }

@@ -41,6 +41,7 @@ export function logPanel(sessionID) {
     if (frame.skipped) {
       list.append(el('li', { class: 'skipped' }, t('log.skipped', { n: frame.skipped })));
     }
+    if (frame.type === 'gap' || !frame.data) return;
     const d = frame.data ?? {};
     const line = typeof d === 'string' ? { message: d } : d;
     const when = line.time ? new Date(line.time) : null;
@@ -49,7 +50,8 @@ export function logPanel(sessionID) {
       el('time', {}, when ? when.toLocaleTimeString() : ''), ' ',
       el('span', { class: `level level-${lv}` }, lv), ' ',
       line.object ? el('span', { class: 'object' }, line.object) : null, ' ',
-      el('span', { class: 'msg' }, line.message ?? line.raw ?? ''));
+      el('span', { class: 'msg' }, line.message || line.raw || ''),
+      line.error ? el('span', { class: 'err' }, ` ${line.error}`) : null);
     if (TROUBLE.test(li.textContent) || lv === 'error') li.classList.add('trouble');
     if (t0 > 0 && when && when.getTime() >= t0) li.classList.add('after-t0');
     li.hidden = !visible(li);
