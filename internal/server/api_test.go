@@ -49,6 +49,13 @@ func TestOwnership(t *testing.T) {
 			t.Errorf("%s %s (own session): got %d %s, want 200", r.method, path, code, body)
 		}
 	}
+	// Live streams: another learner's is missing; one's own is refused
+	// only because this server has no streams.
+	for id, want := range map[string]int{"bob-1": http.StatusNotFound, "alice-1": http.StatusConflict} {
+		if code, _, _ := do(t, ts.client, "GET", ts.URL+"/api/sessions/"+id+"/streams/log", "", nil); code != want {
+			t.Errorf("GET streams/log of %s: got %d, want %d", id, code, want)
+		}
+	}
 	for _, c := range ts.app.calls {
 		if strings.Contains(c, "bob-1") {
 			t.Errorf("the application was called on bob's session: %q", c)
