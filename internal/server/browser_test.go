@@ -98,7 +98,7 @@ func (s *shots) take(name string) chromedp.Action[chromedp.Void] {
 // step runs actions and fails the test with the step's name.
 func (s *shots) step(t *testing.T, ctx context.Context, name string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := chromedp.Do(sctx, actions...); err != nil {
 		_ = chromedp.Do(ctx, s.take("failed"))
@@ -120,6 +120,7 @@ func textContains(sel, want string) chromedp.Action[chromedp.Void] {
 // the browser's own JavaScript engine, under the page's CSP.
 func TestBrowserPlaysTheLab(t *testing.T) {
 	app := newScriptedApp()
+	app.failStarts = 1
 	app.sessions = map[string]*SessionRef{"bob-1": {ID: "bob-1", Learner: "bob", Lab: "failover", State: "ready"}}
 	ts := httptest.NewUnstartedServer(nil)
 	s, err := New(Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS, DataDir: t.TempDir(),
@@ -153,6 +154,11 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		chromedp.Click(`a[href="/labs/failover"]`),
 		chromedp.WaitVisible(`#start:not([disabled])`),
 		chromedp.Click(`#start`),
+		chromedp.WaitVisible(`#start-error`),
+		textContains("#start-error", "install the operator: timed out"),
+		textContains("#steps li.failed", "helm install: timed out"),
+		sh.take("start-failed"),
+		chromedp.Click(`#retry`),
 		chromedp.WaitVisible(`#steps li.done`),
 		sh.take("provisioning"),
 		chromedp.WaitVisible(`#exercise-panel`),

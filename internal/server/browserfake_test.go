@@ -14,8 +14,11 @@ type scriptedApp struct {
 	*fakeApp
 	streams *fakeStreams
 
-	mu      sync.Mutex
-	state   string
+	mu sync.Mutex
+	// failStarts is how many starts fail (at installing the operator)
+	// before one succeeds.
+	failStarts int
+	state      string
 	t0, t1  time.Time
 	exIndex int
 }
@@ -41,6 +44,17 @@ func (a *scriptedApp) status(id string) map[string]any {
 func (a *scriptedApp) Status(_ context.Context, id string) (any, error) { return a.status(id), nil }
 
 func (a *scriptedApp) Start(ctx context.Context, learner, lab, lang string, progress func(Update)) (any, error) {
+	a.mu.Lock()
+	fail := a.failStarts > 0
+	a.failStarts--
+	a.mu.Unlock()
+	if fail {
+		step := map[string]any{"phase": "provision", "index": 0, "message": "install the operator"}
+		progress(Update{Kind: "step", Message: "install the operator", Data: step})
+		step["done"], step["error"] = true, "helm install: timed out waiting for the operator's Deployment"
+		progress(Update{Kind: "step", Message: "install the operator", Data: step})
+		return nil, fmt.Errorf("start failover: install the operator: timed out waiting for the operator's Deployment (the cluster was deleted)")
+	}
 	if _, err := a.fakeApp.Start(ctx, learner, lab, lang, func(Update) {}); err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ async function start() {
   startedAt = Date.now();
   starting = true;
   stepTimer = setInterval(tickSteps, 200);
-  listen('');
+  await listen('');
   try {
     const st = await call('POST', `/api/labs/${encodeURIComponent(labID)}/start`);
     enter(st);
@@ -91,10 +91,15 @@ async function start() {
   }
 }
 
+// listen follows the caller's events (and session id's timeline); the
+// promise resolves once the stream is open, so no step is missed.
 function listen(id) {
   events?.close();
   const q = id ? `?session=${encodeURIComponent(id)}` : '';
-  events = live(`/api/events${q}`, onUpdate);
+  return new Promise((resolve) => {
+    events = live(`/api/events${q}`, onUpdate, (s) => { if (s === 'open') resolve(); });
+    setTimeout(resolve, 3000); // start anyway; the timeline has the steps
+  });
 }
 
 // ---- the session -------------------------------------------------------
