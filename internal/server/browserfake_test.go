@@ -19,8 +19,8 @@ type scriptedApp struct {
 	// before one succeeds.
 	failStarts int
 	state      string
-	t0, t1  time.Time
-	exIndex int
+	t0, t1     time.Time
+	exIndex    int
 }
 
 func newScriptedApp() *scriptedApp {
