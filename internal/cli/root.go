@@ -71,8 +71,10 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
+		newClassCmd(g),
 		newClusterCmd(g),
 		newLabCmd(g),
+		newInstructorCmd(g),
 		newLogsCmd(g),
 		newOperatorCmd(g),
 		newQuizCmd(g),
