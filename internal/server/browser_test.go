@@ -169,6 +169,7 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains("#ex-pos", "Exercise 1 of 1"),
 		sh.take("ready"))
 	sh.step(t, ctx, "break it",
+		chromedp.WaitVisible(`#lab[data-live="true"] #break:not([disabled])`),
 		chromedp.Click(`#break`),
 		textContains("#steady", "exactlyOnePrimary"),
 		textContains("#clock", "Fault live for"),

@@ -97,7 +97,11 @@ function listen(id) {
   events?.close();
   const q = id ? `?session=${encodeURIComponent(id)}` : '';
   return new Promise((resolve) => {
-    events = live(`/api/events${q}`, onUpdate, (s) => { if (s === 'open') resolve(); });
+    events = live(`/api/events${q}`, onUpdate, (s) => {
+      // data-live says the page hears its session's events.
+      main.dataset.live = String(s === 'open' && Boolean(id));
+      if (s === 'open') resolve();
+    });
     setTimeout(resolve, 3000); // start anyway; the timeline has the steps
   });
 }
