@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/web"
 )
@@ -42,7 +43,8 @@ commands act on, so oplab lab check works on them too.`,
 			}
 			bound := ln.Addr().String()
 			s, err := server.New(server.Config{App: app, Web: web.FS, DataDir: filepath.Join(g.dataDir, "server"),
-				Hosts: server.Hosts(bound, hosts...), Learner: offlineLearner, Logger: g.logger()})
+				Hosts: server.Hosts(bound, hosts...), Learner: offlineLearner, Logger: g.logger(),
+				Metrics: metrics.New(metrics.Options{Logger: g.logger()})})
 			if err != nil {
 				ln.Close()
 				return err

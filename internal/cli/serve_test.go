@@ -41,6 +41,15 @@ func TestServeSignInAndCatalogue(t *testing.T) {
 	if resp, err := http.Get(base + "/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET / before signing in: got %v %v, want 401", resp.StatusCode, err)
 	}
+	if resp, err := http.Get(base + "/metrics"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /metrics: got %v %v, want 200", resp, err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), "go_goroutines") {
+			t.Errorf("/metrics is not the registry:\n%.500s", b)
+		}
+	}
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
 	get := func(path string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/quiz"
 )
 
@@ -199,6 +200,7 @@ func (s *Server) apiEvents(c *gin.Context) {
 	defer unsubscribe()
 	ctx, done := s.streamCtx(c)
 	defer done()
+	defer s.cfg.Metrics.WebSocketOpened(metrics.StreamTimeline)()
 	_ = serveWS(ctx, c.Writer, c.Request, func(ctx context.Context, out chan<- any) {
 		tick := time.NewTicker(eventsPoll)
 		defer tick.Stop()

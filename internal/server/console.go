@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"oplab.dev/oplab/internal/metrics"
 )
 
 // errNoConsole answers console calls on a server built without one.
@@ -125,6 +127,11 @@ func (s *Server) apiStream(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
+	kind := metrics.StreamLog
+	if name == "cluster" {
+		kind = metrics.StreamView
+	}
+	defer s.cfg.Metrics.WebSocketOpened(kind)()
 	_ = serveWS(ctx, c.Writer, c.Request, func(ctx context.Context, out chan<- any) {
 		for f := range frames {
 			if !send(ctx, out, f) {

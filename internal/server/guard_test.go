@@ -137,3 +137,10 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 		t.Errorf("world-readable key: got %v, want a refusal", err)
 	}
 }
+
+func TestMetricsServedWhenGiven(t *testing.T) {
+	ts := newTestServer(t) // built without metrics
+	if code, _, _ := do(t, http.DefaultClient, "GET", ts.URL+"/metrics", "", nil); code != http.StatusNotFound {
+		t.Errorf("GET /metrics without metrics: got %d, want 404", code)
+	}
+}

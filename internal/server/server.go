@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"oplab.dev/oplab/internal/metrics"
 )
 
 // Config is what the server needs.
@@ -27,6 +29,8 @@ type Config struct {
 	// console or the live panels are not available.
 	Console Console
 	Streams Streams
+	// Metrics, when set, is served at /metrics and counts open WebSockets.
+	Metrics *metrics.Metrics
 	// Web holds templates/, static/ and i18n/ (web.FS in production).
 	Web fs.FS
 	// DataDir keeps the key that signs session cookies.
@@ -111,6 +115,10 @@ func (s *Server) routes() error {
 	e := gin.New()
 	e.Use(gin.Recovery(), requestLog(s.log), securityHeaders, s.hostCheck, limitBody(s.cfg.MaxBody))
 	e.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	if s.cfg.Metrics != nil {
+		// Counts only, no learner's data: scrapers carry no cookie.
+		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.Handler()))
+	}
 	e.StaticFS("/static", http.FS(static))
 	e.GET("/login", s.login)
 
