@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/cluster"
 )
 
@@ -92,12 +93,9 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// provider returns the embedded cluster provider configured by the flags.
+// provider returns the cluster provider configured by the flags.
 func (g *globals) provider() (*cluster.Provider, error) {
-	return cluster.NewProvider(
-		cluster.ProviderWithLogger(g.logger()),
-		cluster.ProviderWithEmbedded(g.binDir, g.dataDir),
-	)
+	return app.NewProvider(g.config())
 }
 
 // defaultDataDir is $OPLAB_DATA, else $XDG_DATA_HOME/oplab, else

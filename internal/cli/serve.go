@@ -3,12 +3,10 @@ package cli
 import (
 	"fmt"
 	"net"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/metrics"
+	"oplab.dev/oplab/internal/app/webapp"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/web"
 )
@@ -28,28 +26,32 @@ commands act on, so oplab lab check works on them too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			m, closeStore, err := g.sessions(ctx)
+			a, err := g.open(ctx)
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			app, err := newWebApp(m, course.Embedded())
+			defer a.Close()
+			// Sessions an oplab left behind when it stopped are failed and
+			// their clusters deleted before anyone is served.
+			rep, err := a.Recover(ctx)
 			if err != nil {
-				return err
+				g.logger().Warn("recover sessions", "err", err)
+			}
+			if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "recovered after an unclean stop: %d sessions failed, %d clusters deleted\n", len(rep.Failed), len(rep.Deleted))
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			bound := ln.Addr().String()
-			s, err := server.New(server.Config{App: app, Web: web.FS, DataDir: filepath.Join(g.dataDir, "server"),
-				Hosts: server.Hosts(bound, hosts...), Learner: offlineLearner, Logger: g.logger(),
-				Metrics: metrics.New(metrics.Options{Logger: g.logger()})})
+			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger()})
 			if err != nil {
 				ln.Close()
 				return err
 			}
-			defer s.Close()
+			defer closeServer()
 			base := "http://" + signInHost(bound, hosts)
 			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\n", base, s.SignInURL(base))
 			return server.ListenAndServe(ctx, ln, s)

@@ -9,5 +9,7 @@
 // restarts (a new CLI command, a restarted server) picks a session up where
 // it was. Long steps report progress as they go through a Progress
 // function. The package knows nothing of HTTP or terminals: the offline
-// CLI and the web server both drive it.
+// CLI and the web server both drive it (built by internal/app), and what
+// it hands them are its own view types (view.go), whose JSON is a
+// contract: nothing of the store's or the engine's.
 package session

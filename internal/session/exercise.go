@@ -134,15 +134,17 @@ func (m *Manager) begin(ctx context.Context, s *live, e *engine.Engine, progress
 
 // CheckResult is the outcome of Check.
 type CheckResult struct {
-	Exercise string        `json:"exercise"`
-	Report   engine.Report `json:"report"`
-	Late     bool          `json:"late,omitempty"`
+	Exercise string `json:"exercise"`
+	Report   Report `json:"report"`
+	// Late is true when the goals were checked after the exercise's time
+	// limit had run out.
+	Late bool `json:"late,omitempty"`
 	// Passed is true when every goal passed; the session then moved on to
 	// the next exercise, or completed.
 	Passed bool `json:"passed"`
 	// Recovery is T1 − T0 when the exercise had chaos and passed.
-	Recovery time.Duration `json:"recoveryNs,omitempty"`
-	Status   *Status       `json:"status"`
+	Recovery Millis  `json:"recoveryMs,omitempty"`
+	Status   *Status `json:"status"`
 }
 
 // Check runs the current exercise's goal checks, records the result, and
@@ -179,9 +181,9 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	if err != nil {
 		return nil, err
 	}
-	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: report.Recovery}
+	res := &CheckResult{Exercise: ex.ID, Report: reportView(report), Passed: report.Passed, Recovery: millis(report.Recovery)}
 	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
-	if err := m.recordCheck(ctx, s, ex, res, progress); err != nil {
+	if err := m.recordCheck(ctx, s, ex, report, res.Late, progress); err != nil {
 		return nil, err
 	}
 	if res.Status, err = m.status(ctx, s); err != nil {
@@ -192,23 +194,23 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 
 // recordCheck stores the result of a check and, when it passed, moves the
 // session to the next exercise or completes it.
-func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, res *CheckResult, progress Progress) error {
+func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, report engine.Report, late bool, progress Progress) error {
 	ctx = context.WithoutCancel(ctx)
-	checkEv := newEvent(KindCheck, ex.ID, verdict("goals", res.Report), CheckData{Report: res.Report, Late: res.Late})
-	r := &store.Result{SessionID: s.rec.ID, Kind: store.ResultExercise, Item: ex.ID, Score: res.Report.Score, Total: res.Report.Total,
-		Passed: res.Passed, Recovery: res.Recovery, At: res.Report.At, Data: checkEv.Data}
+	checkEv := newEvent(KindCheck, ex.ID, verdict("goals", report), CheckData{Report: report, Late: late})
+	r := &store.Result{SessionID: s.rec.ID, Kind: store.ResultExercise, Item: ex.ID, Score: report.Score, Total: report.Total,
+		Passed: report.Passed, Recovery: report.Recovery, At: report.At, Data: checkEv.Data}
 	if err := m.o.Store.PutResult(ctx, r); err != nil {
 		return err
 	}
-	if !res.Passed {
+	if !report.Passed {
 		return m.save(ctx, s, progress, checkEv)
 	}
 	a := s.work.Attempt
 	msg := "every goal passed"
-	if res.Recovery > 0 {
-		msg = fmt.Sprintf("recovered: time to recovery %s", res.Recovery.Round(time.Millisecond))
+	if report.Recovery > 0 {
+		msg = fmt.Sprintf("recovered: time to recovery %s", report.Recovery.Round(time.Millisecond))
 	}
-	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: res.Recovery})
+	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: report.Recovery})
 	s.rec.Exercise++
 	s.work = work{}
 	if s.exercise() == nil {

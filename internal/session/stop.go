@@ -16,7 +16,7 @@ func (m *Manager) Stop(ctx context.Context, id, reason string, progress Progress
 		return nil, err
 	}
 	defer unlock()
-	rec, err := m.o.Store.Session(ctx, id)
+	rec, err := m.record(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -48,4 +48,25 @@ func (m *Manager) Stop(ctx context.Context, id, reason string, progress Progress
 		return nil, err
 	}
 	return m.status(ctx, s)
+}
+
+// ReleaseEnded deletes the clusters that a learner's ended sessions still
+// have (a completed lab keeps its cluster for the quiz until the learner
+// starts the next one); their results stay. A front end calls it before
+// Start, so a learner never holds more than one cluster.
+func (m *Manager) ReleaseEnded(ctx context.Context, learner string, progress Progress) error {
+	list, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, States: []string{string(Completed), string(Failed), string(Expired)}})
+	if err != nil {
+		return err
+	}
+	for _, rec := range list {
+		s := &live{rec: rec}
+		if s.lab, err = m.Lab(rec.Lab); err != nil || !m.hasCluster(s) {
+			continue
+		}
+		if _, err := m.Stop(ctx, rec.ID, "", progress); err != nil {
+			return fmt.Errorf("delete the cluster of ended session %s: %w", rec.ID, err)
+		}
+	}
+	return nil
 }

@@ -40,8 +40,8 @@ function showStep(s) {
   li.querySelector('.msg').textContent = s.message;
   if (s.done) {
     li.className = s.error ? 'failed' : 'done';
-    li.dataset.elapsed = String((s.elapsedNs || 0) / 1e6);
-    li.querySelector('.elapsed').textContent = s.error ? s.error : duration((s.elapsedNs || 0) / 1e6);
+    li.dataset.elapsed = String(s.elapsedMs || 0);
+    li.querySelector('.elapsed').textContent = s.error ? s.error : duration(s.elapsedMs || 0);
   }
 }
 
@@ -58,7 +58,7 @@ function onUpdate(u) {
     // A start's steps go to its list; those of a running action (chaos,
     // reset) to the note under the controls.
     if (starting) showStep(u.data);
-    else if (busy) note(u.data.done ? `✓ ${u.data.message} ${duration((u.data.elapsedNs || 0) / 1e6)}` : `${u.data.message} …`);
+    else if (busy) note(u.data.done ? `✓ ${u.data.message} ${duration(u.data.elapsedMs || 0)}` : `${u.data.message} …`);
   }
   if (!session || (u.session && u.session !== session)) return;
   if (u.kind === 'steady' && u.data) report($('steady'), t('lab.steady'), u.data);
@@ -250,12 +250,12 @@ $('check').addEventListener('click', async () => {
   if (!r) { refresh(); return; }
   report($('results'), t('lab.results'), r.report);
   if (r.passed) {
-    note(r.recoveryNs ? t('lab.recovered', { d: duration(r.recoveryNs / 1e6) }) : t('lab.passed'));
+    note(r.recoveryMs ? t('lab.recovered', { d: duration(r.recoveryMs) }) : t('lab.passed'));
     const last = r.status.exercise >= Number(main.dataset.exercises);
     $('next').hidden = last;
     pendingStatus = r.status;
     if (last) render(r.status);
-    else { $('clock').textContent = r.recoveryNs ? t('lab.recovered', { d: duration(r.recoveryNs / 1e6) }) : ''; }
+    else { $('clock').textContent = r.recoveryMs ? t('lab.recovered', { d: duration(r.recoveryMs) }) : ''; }
   } else {
     note('');
   }

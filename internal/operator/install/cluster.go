@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // ForCluster returns an Installer for the cluster name of p.
@@ -43,7 +44,7 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 			Operator:        filepath.Join(binDir, "pg-operator"),
 			HostPod:         filepath.Join(binDir, "hostpod"),
 			AdminKubeconfig: kc,
-			Dir:             filepath.Join(filepath.Dir(kc), "pg-operator"),
+			Dir:             oplog.Beside(kc).Dir,
 		}
 	} else if !info.Capabilities.RealContainers && !info.Capabilities.HostProcesses {
 		return nil, fmt.Errorf("provider %s can neither run the operator's container nor a host process", info.Name)

@@ -1,29 +1,14 @@
-package cli
+package webapp
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
 )
-
-// TestWebViewHidesTheKubeconfig: the browser never gets the cluster's
-// admin credentials, only what the page shows.
-func TestWebViewHidesTheKubeconfig(t *testing.T) {
-	v, err := view(&session.Status{ID: "failover-1", Learner: "local", Kubeconfig: "apiVersion: v1\nusers: [secret]"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(v)
-	if strings.Contains(string(b), "secret") || !strings.Contains(string(b), "failover-1") {
-		t.Errorf("status for the browser: got %s, want it without the kubeconfig", b)
-	}
-}
 
 func TestWebErrorKinds(t *testing.T) {
 	for _, tc := range []struct {
@@ -35,6 +20,8 @@ func TestWebErrorKinds(t *testing.T) {
 		{fmt.Errorf("check: %w", session.ErrOutOfOrder), server.ErrConflict},
 		{fmt.Errorf("chaos: %w", session.ErrEnded), server.ErrConflict},
 		{fmt.Errorf("start: %w", session.ErrActive), server.ErrConflict},
+		{fmt.Errorf("session z: %w", session.ErrNotFound), server.ErrNotFound},
+		{fmt.Errorf("console: %w", session.ErrNoCluster), server.ErrConflict},
 	} {
 		got := webErr(tc.err)
 		if !errors.Is(got, tc.want) || got.Error() != tc.err.Error() {

@@ -1,4 +1,4 @@
-package cli
+package webapp
 
 import (
 	"context"
@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/server"
-	"oplab.dev/oplab/internal/session"
-	"oplab.dev/oplab/internal/store"
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/web"
 )
 
@@ -20,24 +17,16 @@ import (
 // over 200 requests per iteration. Run it with -benchtime 1x -count N.
 func BenchmarkLabPage(b *testing.B) {
 	ctx := context.Background()
-	st, err := store.OpenDir(ctx, b.TempDir())
+	a, err := app.Open(ctx, app.Config{DataDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer st.Close()
-	m, err := session.New(session.Options{Store: st, Labs: course.Embedded().Labs})
+	defer a.Close()
+	s, closeServer, err := NewServer(ctx, a, ServerConfig{Web: web.FS, DataDir: b.TempDir(), Hosts: []string{"127.0.0.1:8080"}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	app, err := newWebApp(m, course.Embedded())
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := server.New(server.Config{App: app, Web: web.FS, DataDir: b.TempDir(), Hosts: []string{"127.0.0.1:8080"}, Learner: offlineLearner})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
+	defer closeServer()
 	rec := httptest.NewRecorder()
 	s.ServeHTTP(rec, httptest.NewRequest("GET", s.SignInURL("http://127.0.0.1:8080"), nil))
 	cookies := rec.Result().Cookies()
