@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // TestServeRunsTheFailoverLab plays the failover lab through the server's
@@ -88,6 +91,16 @@ func TestServeRunsTheFailoverLab(t *testing.T) {
 	if st.Kubeconfig != "" {
 		t.Error("the start's answer carries the kubeconfig")
 	}
+	// The console runs kubectl on the session's own cluster.
+	if out := postText(c, base+"/api/sessions/"+st.ID+"/console", string(csrf[1]), map[string]string{"line": "kubectl get pods -L databases.example.com/role"}); !strings.Contains(out, "prod-db-0") || !strings.Contains(out, "ROLE") {
+		t.Errorf("console: got %q, want the session's pods with their roles", out)
+	}
+	// The operator's log and the cluster view stream over WebSockets.
+	for _, name := range []string{"log", "cluster"} {
+		if f := firstDataFrame(t, base, "/api/sessions/"+st.ID+"/streams/"+name, jar); f == "" {
+			t.Errorf("stream %s: no data frame", name)
+		}
+	}
 	if code := post("/api/sessions/"+st.ID+"/chaos", map[string]string{"exercise": st.ExerciseID}, &st); code != http.StatusOK || st.State != "in-exercise" {
 		t.Fatalf("chaos: got %d %+v", code, st)
 	}
@@ -112,5 +125,55 @@ func TestServeRunsTheFailoverLab(t *testing.T) {
 	stdout, _, err := run(t, "lab", "status", "-o", "json", "--data-dir", data, "--bin-dir", bin)
 	if err != nil || !strings.Contains(stdout, st.ID) {
 		t.Errorf("oplab lab status: got %v\n%s, want session %s", err, stdout, st.ID)
+	}
+}
+
+// postText posts body as JSON and returns the answer's text.
+func postText(c *http.Client, url, csrf string, body any) string {
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", csrf)
+	resp, err := c.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	rb, _ := io.ReadAll(resp.Body)
+	return string(rb)
+}
+
+// firstDataFrame opens a stream's WebSocket as the signed-in browser and
+// returns the first data frame's data, or "" when none came in a minute.
+func firstDataFrame(t *testing.T, base, path string, jar http.CookieJar) string {
+	t.Helper()
+	u, _ := url.Parse(base + path)
+	h := http.Header{"Origin": {base}}
+	for _, ck := range jar.Cookies(u) {
+		h.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	conn, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+path, h)
+	if err != nil {
+		if resp != nil {
+			b, _ := io.ReadAll(resp.Body)
+			t.Logf("dial %s: %d %s", path, resp.StatusCode, b)
+		}
+		t.Errorf("dial %s: %v", path, err)
+		return ""
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	for {
+		var f struct {
+			Type string          `json:"type"`
+			Data json.RawMessage `json:"data"`
+		}
+		if err := conn.ReadJSON(&f); err != nil {
+			t.Logf("read %s: %v", path, err)
+			return ""
+		}
+		if f.Type == "data" && len(f.Data) > 0 {
+			return string(f.Data)
+		}
 	}
 }

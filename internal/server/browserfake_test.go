@@ -62,7 +62,7 @@ func (a *scriptedApp) Start(ctx context.Context, learner, lab, lang string, prog
 		step := map[string]any{"phase": "provision", "index": i, "message": msg}
 		progress(Update{Kind: "step", Message: msg, Data: step})
 		time.Sleep(150 * time.Millisecond)
-		step["done"], step["elapsedNs"] = true, 150*time.Millisecond
+		step["done"], step["elapsedMs"] = true, 150
 		progress(Update{Kind: "step", Message: msg, Data: step})
 	}
 	a.streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready, primary prod-db-0")
@@ -92,7 +92,7 @@ func (a *scriptedApp) Check(_ context.Context, id string, _ func(Update)) (any, 
 	a.fakeApp.mu.Lock()
 	a.sessions[id].State = "completed"
 	a.fakeApp.mu.Unlock()
-	return map[string]any{"exercise": "delete-primary", "passed": true, "recoveryNs": 1700 * time.Millisecond, "status": a.status(id),
+	return map[string]any{"exercise": "delete-primary", "passed": true, "recoveryMs": 1700, "status": a.status(id),
 		"report": map[string]any{"passed": true, "score": 5, "total": 5, "results": []map[string]any{
 			{"kind": "primaryChanged", "weight": 3, "passed": true, "reason": "the primary is prod-db-1, was prod-db-0"},
 			{"kind": "rwEndpointsPointAtPrimary", "weight": 2, "passed": true, "reason": "prod-db-rw → prod-db-1"}}}}, nil
