@@ -57,7 +57,10 @@ function onUpdate(u) {
   if (u.kind === 'step' && u.data) {
     // A start's steps go to its list; those of a running action (chaos,
     // reset) to the note under the controls.
-    if (starting) showStep(u.data);
+    // A start's steps may come after its answer (the events stream and
+    // the request are separate connections): they go to the list until the
+    // page enters the session.
+    if (starting || !entered) showStep(u.data);
     else if (busy) note(u.data.done ? `✓ ${u.data.message} ${duration(u.data.elapsedMs || 0)}` : `${u.data.message} …`);
   }
   if (!session || (u.session && u.session !== session)) return;
