@@ -2,7 +2,6 @@ package webapp
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -16,7 +15,8 @@ import (
 
 // Options are what the adapter needs beside the App.
 type Options struct {
-	// BinDir holds kubectl for the console; the console is off when empty.
+	// BinDir holds kubectl for the console; the console is off when empty
+	// or when kubectl cannot be run from it.
 	BinDir string
 	// Logger receives the console's and the streams' trouble; discarded
 	// when nil.
@@ -55,9 +55,11 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 			Policy: console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
 		})
 		if err != nil {
-			return nil, fmt.Errorf("web console: %w", err)
+			// The rest of the page works without a console; it says so.
+			o.Logger.Warn("web console off", "err", err)
+		} else {
+			w.runner = r
 		}
-		w.runner = r
 	}
 	w.hub = stream.New(w.open, stream.Options{})
 	return w, nil
