@@ -38,6 +38,7 @@ run: controlplane build ## Build what is needed and start the lab server
 
 test: controlplane build ## Run the whole test suite against real components
 	./scripts/ensure-postgres.sh
+	./scripts/ensure-chromium.sh
 	./scripts/ensure-bwrap.sh
 	$(MAKE) --no-print-directory verify-generated verify-tidy verify-fresh-modules
 	$(GO) vet ./...

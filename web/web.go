@@ -4,7 +4,7 @@ package web
 
 import "embed"
 
-// FS holds templates/*.html and static/*.
+// FS holds templates/*.html, static/* and i18n/<lang>.json.
 //
-//go:embed templates static
+//go:embed templates static i18n
 var FS embed.FS

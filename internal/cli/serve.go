@@ -2,43 +2,78 @@ package cli
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/app/webapp"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/web"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var addr string
+	var (
+		addr  string
+		hosts []string
+	)
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Start the lab server",
-		Args:  cobra.NoArgs,
+		Long: `Start the lab server. It listens on 127.0.0.1 only, unless --addr says
+otherwise, and prints a sign-in link with a one-time token: open it in a
+browser. Labs started in the browser are the same sessions the lab
+commands act on, so oplab lab check works on them too.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context())
+			ctx := cmd.Context()
+			a, err := g.open(ctx)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
 			// Sessions an oplab left behind when it stopped are failed and
 			// their clusters deleted before anyone is served.
-			rep, err := a.Recover(cmd.Context())
+			rep, err := a.Recover(ctx)
 			if err != nil {
 				g.logger().Warn("recover sessions", "err", err)
 			}
 			if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "recovered after an unclean stop: %d sessions failed, %d clusters deleted\n", len(rep.Failed), len(rep.Deleted))
 			}
-			s, err := server.New(server.Config{Clusters: a.Clusters, Web: web.FS, Logger: g.logger()})
+			ln, err := net.Listen("tcp", addr)
 			if err != nil {
+				return fmt.Errorf("listen on %s: %w", addr, err)
+			}
+			bound := ln.Addr().String()
+			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger()})
+			if err != nil {
+				ln.Close()
 				return err
 			}
-			return server.ListenAndServe(cmd.Context(), addr, s, func(url string) {
-				fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\n", url)
-			})
+			defer closeServer()
+			base := "http://" + signInHost(bound, hosts)
+			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\n", base, s.SignInURL(base))
+			return server.ListenAndServe(ctx, ln, s)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
 	return cmd
+}
+
+// signInHost is the host:port of the sign-in link: the bound address, or
+// for an address that listens everywhere the first --host given.
+func signInHost(bound string, hosts []string) string {
+	h, port, err := net.SplitHostPort(bound)
+	if err != nil || !net.ParseIP(h).IsUnspecified() {
+		return bound
+	}
+	if len(hosts) > 0 {
+		if _, _, err := net.SplitHostPort(hosts[0]); err == nil {
+			return hosts[0]
+		}
+		return net.JoinHostPort(hosts[0], port)
+	}
+	return net.JoinHostPort("127.0.0.1", port)
 }

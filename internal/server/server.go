@@ -1,5 +1,7 @@
-// Package server is oplab's web server: pages rendered on the server from
-// the embedded templates, and a JSON API under /api.
+// Package server is oplab's web server: the learner's pages rendered on the
+// server from the embedded templates, a JSON API under /api and live
+// streams over WebSockets, all behind a signed session cookie. It declares
+// the Application it needs and holds no policy of its own.
 package server
 
 import (
@@ -11,99 +13,150 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/metrics"
 )
 
 // Config is what the server needs.
 type Config struct {
-	// Clusters is the provider whose clusters the pages show.
-	Clusters *cluster.Provider
-	// Web holds templates/ and static/ (web.FS in production).
-	Web    fs.FS
-	Logger *slog.Logger
+	App Application
+	// Console and Streams are optional: without them the page says the
+	// console or the live panels are not available.
+	Console Console
+	Streams Streams
+	// Metrics, when set, is served at /metrics and counts open WebSockets.
+	Metrics *metrics.Metrics
+	// Web holds templates/, static/ and i18n/ (web.FS in production).
+	Web fs.FS
+	// DataDir keeps the key that signs session cookies.
+	DataDir string
+	// Hosts are the Host headers the server answers (see Hosts).
+	Hosts []string
+	// Learner is who signs in with a sign-in token: one person's server
+	// ("local", the CLI's learner, so both work on the same sessions).
+	Learner string
+	// MaxBody caps request bodies; 1 MiB when zero.
+	MaxBody int64
+	// SessionTTL is how long a sign-in lasts; 30 days when zero.
+	SessionTTL time.Duration
+	Logger     *slog.Logger
 }
 
 // Server is the HTTP handler of oplab.
 type Server struct {
 	cfg    Config
 	engine *gin.Engine
+	tmpl   *template.Template
+	cat    catalogue
+	signer signer
+	hosts  map[string]bool
+	log    *slog.Logger
+	events *broker
+
+	mu     sync.Mutex
+	tokens map[string]time.Time // sign-in tokens not used yet, with their expiry
+
+	// ctx bounds work that outlives its request (a start the learner
+	// navigated away from); Close cancels it and waits.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // New builds the server's routes.
 func New(cfg Config) (*Server, error) {
+	if cfg.App == nil || cfg.Web == nil || cfg.DataDir == "" || len(cfg.Hosts) == 0 || cfg.Learner == "" {
+		return nil, errors.New("new server: app, web, data dir, hosts and learner are required")
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	tmpl, err := template.ParseFS(cfg.Web, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("parse templates: %w", err)
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = 1 << 20
 	}
-	static, err := fs.Sub(cfg.Web, "static")
+	if cfg.SessionTTL == 0 {
+		cfg.SessionTTL = 30 * 24 * time.Hour
+	}
+	key, err := loadKey(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	cat, err := loadCatalogue(cfg.Web)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := template.New("").Funcs(funcs(cat)).ParseFS(cfg.Web, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("parse templates: %w", err)
+	}
+	s := &Server{cfg: cfg, tmpl: tmpl, cat: cat, signer: signer{key: key}, hosts: map[string]bool{},
+		log: cfg.Logger, tokens: map[string]time.Time{}, events: newBroker()}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	for _, h := range cfg.Hosts {
+		s.hosts[strings.ToLower(h)] = true
+	}
+	if err := s.routes(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) routes() error {
+	static, err := fs.Sub(s.cfg.Web, "static")
+	if err != nil {
+		return err
+	}
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
-	e.Use(gin.Recovery(), requestLog(cfg.Logger))
-	e.SetHTMLTemplate(tmpl)
-	s := &Server{cfg: cfg, engine: e}
-	e.StaticFS("/static", http.FS(static))
-	e.GET("/", s.clustersPage)
-	e.GET("/api/clusters", s.listClusters)
+	e.Use(gin.Recovery(), requestLog(s.log), securityHeaders, s.hostCheck, limitBody(s.cfg.MaxBody))
 	e.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
-	return s, nil
+	if s.cfg.Metrics != nil {
+		// Counts only, no learner's data: scrapers carry no cookie.
+		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.Handler()))
+	}
+	e.StaticFS("/static", http.FS(static))
+	e.GET("/login", s.login)
+
+	a := e.Group("/", s.authenticate, csrf)
+	a.GET("/", s.cataloguePage)
+	a.GET("/labs/:lab", s.labPage)
+	a.GET("/sessions/:id/summary", s.summaryPage)
+	a.GET("/sessions/:id/quiz", s.quizPage)
+	a.POST("/lang", s.setLang)
+	a.POST("/logout", s.logout)
+	s.apiRoutes(a.Group("/api"))
+	s.engine = e
+	return nil
 }
 
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.engine.ServeHTTP(w, r) }
 
-func (s *Server) clustersPage(c *gin.Context) {
-	list, err := s.cfg.Clusters.List(c.Request.Context())
-	if err != nil {
-		s.cfg.Logger.Error("list clusters", "error", err)
-		c.String(http.StatusInternalServerError, "cannot list clusters: %v", err)
-		return
-	}
-	c.HTML(http.StatusOK, "clusters.html", gin.H{"Provider": s.cfg.Clusters.Info().Name, "Clusters": list})
-}
-
-func (s *Server) listClusters(c *gin.Context) {
-	list, err := s.cfg.Clusters.List(c.Request.Context())
-	if err != nil {
-		s.cfg.Logger.Error("list clusters", "error", err)
-		c.JSON(http.StatusInternalServerError, gin.H{"error": err.Error()})
-		return
-	}
-	if list == nil {
-		list = []cluster.Status{}
-	}
-	c.JSON(http.StatusOK, list)
+// Close stops the work the server started beyond its requests and waits
+// for it.
+func (s *Server) Close() {
+	s.cancel()
+	s.wg.Wait()
 }
 
 func requestLog(l *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
+		// The path only: a query may hold a sign-in token.
 		l.Debug("request", "method", c.Request.Method, "path", c.Request.URL.Path,
 			"status", c.Writer.Status(), "duration", time.Since(start))
 	}
 }
 
-// ListenAndServe serves h on addr until ctx ends, then shuts down gracefully.
-// ready, when not nil, receives the URL once the listener is bound.
-func ListenAndServe(ctx context.Context, addr string, h http.Handler, ready func(url string)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	if ready != nil {
-		ready("http://" + ln.Addr().String())
-	}
+// ListenAndServe serves h on ln until ctx ends, then shuts down gracefully.
+func ListenAndServe(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

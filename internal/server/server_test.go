@@ -1,102 +1,168 @@
 package server
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
+	"net/url"
 	"strings"
 	"testing"
-	"testing/fstest"
 
-	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/web"
 )
 
-// newTestServer serves the real templates over a provider whose data dir is
-// seeded with a cluster record, so the page shows something without a
-// control plane.
-func newTestServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	data := t.TempDir()
-	dir := filepath.Join(data, "clusters", "alice")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	// A cluster whose processes are gone: listed as stopped.
-	state := `{"name":"alice","created":"2026-01-02T03:04:05Z","ready":true,"ports":{"apiServer":6443},"processes":[{"name":"etcd","pid":999999999}]}`
-	if err := os.WriteFile(filepath.Join(dir, "cluster.json"), []byte(state), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := cluster.NewProvider(cluster.ProviderWithEmbedded(t.TempDir(), data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Clusters: p, Web: web.FS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	return ts
+// testServer is a server over fakeApp on a real listener, and a client
+// signed in to it.
+type testServer struct {
+	*httptest.Server
+	s      *Server
+	app    *fakeApp
+	client *http.Client // signed in
+	csrf   string
+	data   string
 }
 
-func get(t *testing.T, url string) (int, string) {
+func newTestServer(t *testing.T) *testServer {
 	t.Helper()
-	resp, err := http.Get(url)
+	return newTestServerIn(t, t.TempDir())
+}
+
+func newTestServerIn(t *testing.T, data string) *testServer {
+	t.Helper()
+	app := newFakeApp()
+	ts := httptest.NewUnstartedServer(nil)
+	s, err := New(Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: data,
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	out := &testServer{Server: ts, s: s, app: app, data: data}
+	out.client, out.csrf = out.signIn(t)
+	return out
+}
+
+// signIn follows a fresh sign-in link and returns the client holding the
+// cookie, and the page's CSRF token.
+func (ts *testServer) signIn(t *testing.T) (*http.Client, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.Get(ts.s.SignInURL(ts.URL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("sign in: got %d, want 200 after the redirect", resp.StatusCode)
+	}
+	_, rest, ok := strings.Cut(string(body), `name="csrf-token" content="`)
+	if !ok {
+		t.Fatalf("signed-in page has no CSRF token:\n%s", body)
+	}
+	tok, _, _ := strings.Cut(rest, `"`)
+	return c, tok
+}
+
+// do sends a request with the given client, headers and body.
+func do(t *testing.T, c *http.Client, method, url, body string, hdr map[string]string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
 }
 
-func TestClustersPage(t *testing.T) {
+func TestSignedOutSeesOnlyTheSignInPage(t *testing.T) {
 	ts := newTestServer(t)
-	code, body := get(t, ts.URL+"/")
-	if code != http.StatusOK {
-		t.Fatalf("GET /: got %d, want 200", code)
-	}
-	for _, want := range []string{"<td>alice</td>", `class="state-stopped"`, "https://127.0.0.1:6443", "embedded"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("page lacks %q", want)
+	for _, path := range []string{"/", "/labs/failover", "/sessions/alice-1/summary"} {
+		code, body, _ := do(t, http.DefaultClient, "GET", ts.URL+path, "", nil)
+		if code != http.StatusUnauthorized || !strings.Contains(body, `id="signin"`) {
+			t.Errorf("GET %s signed out: got %d, want 401 with the sign-in page", path, code)
+		}
+		for _, leak := range []string{"Failover", "alice-1", "lesson"} {
+			if path != "/sessions/alice-1/summary" && strings.Contains(body, leak) {
+				t.Errorf("GET %s signed out: page shows %q", path, leak)
+			}
 		}
 	}
-	code, body = get(t, ts.URL+"/api/clusters")
-	var list []cluster.Status
-	if code != http.StatusOK || json.Unmarshal([]byte(body), &list) != nil {
-		t.Fatalf("GET /api/clusters: %d %s", code, body)
+	if code, _, _ := do(t, http.DefaultClient, "GET", ts.URL+"/api/labs", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("GET /api/labs signed out: got %d, want 401", code)
 	}
-	if len(list) != 1 || list[0].Name != "alice" || list[0].State != cluster.StateStopped {
-		t.Errorf("api: got %+v, want alice stopped", list)
-	}
-	if code, body := get(t, ts.URL+"/healthz"); code != http.StatusOK || body != "ok" {
-		t.Errorf("healthz: %d %q", code, body)
-	}
-	if code, _ := get(t, ts.URL+"/static/oplab.css"); code != http.StatusOK {
-		t.Errorf("static css: got %d", code)
+	if code, _, _ := do(t, http.DefaultClient, "GET", ts.URL+"/static/oplab.css", "", nil); code != http.StatusOK {
+		t.Errorf("GET /static/oplab.css signed out: got %d, want 200", code)
 	}
 }
 
-func TestEmptyPageAndBadTemplates(t *testing.T) {
-	p, err := cluster.NewProvider(cluster.ProviderWithEmbedded(t.TempDir(), t.TempDir()))
+func TestSignInTokenWorksOnce(t *testing.T) {
+	ts := newTestServer(t)
+	link := ts.s.SignInURL(ts.URL)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(link)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Config{Clusters: p, Web: web.FS})
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("first use: got %d, want 303", resp.StatusCode)
+	}
+	var ck *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			ck = c
+		}
+	}
+	if ck == nil || !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Path != "/" {
+		t.Fatalf("session cookie: got %+v, want HttpOnly SameSite=Strict on /", ck)
+	}
+	for _, bad := range []string{link, ts.URL + "/login?token=guess", ts.URL + "/login"} {
+		code, body, _ := do(t, noFollow, "GET", bad, "", nil)
+		if code != http.StatusUnauthorized || !strings.Contains(body, `id="signin"`) {
+			t.Errorf("GET %s: got %d, want 401 and the sign-in page", bad, code)
+		}
+	}
+	// A cookie whose payload was changed, or signed with another key, is refused.
+	payload, mac, _ := strings.Cut(ck.Value, ".")
+	forged := []string{payload + "x." + mac, strings.Replace(ck.Value, mac, strings.Repeat("A", len(mac)), 1), "junk"}
+	other, _ := (signer{key: []byte(strings.Repeat("k", 32))}).encode(sessionCookie, identity{Learner: "local", CSRF: "x", Expires: 1 << 40})
+	for _, v := range append(forged, other) {
+		code, _, _ := do(t, noFollow, "GET", ts.URL+"/api/labs", "", map[string]string{"Cookie": sessionCookie + "=" + v})
+		if code != http.StatusUnauthorized {
+			t.Errorf("forged cookie %q: got %d, want 401", v, code)
+		}
+	}
+	code, _, _ := do(t, noFollow, "GET", ts.URL+"/api/labs", "", map[string]string{"Cookie": sessionCookie + "=" + ck.Value})
+	if code != http.StatusOK {
+		t.Errorf("the real cookie: got %d, want 200", code)
+	}
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := httptest.NewRecorder()
-	s.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-	if !strings.Contains(rec.Body.String(), `id="empty"`) {
-		t.Errorf("empty list page lacks the hint:\n%s", rec.Body.String())
-	}
-	broken := fstest.MapFS{"templates/x.html": {Data: []byte("{{ if }")}, "static/a.css": {Data: nil}}
-	if _, err := New(Config{Clusters: p, Web: broken}); err == nil || !strings.Contains(err.Error(), "parse templates") {
-		t.Errorf("broken template: got %v, want a parse error", err)
-	}
+	return u
 }

@@ -1,0 +1,31 @@
+package webapp
+
+import (
+	"context"
+	"io"
+
+	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/server"
+)
+
+// Run runs a console line against the session's own cluster with the
+// session's kubeconfig, the only credentials the command sees.
+func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) error {
+	kc, err := w.a.Sessions.Kubeconfig(ctx, id)
+	if err != nil {
+		return webErr(err)
+	}
+	_, err = w.runner.Run(ctx, console.Request{Line: line, Kubeconfig: kc, Stdin: []byte(stdin),
+		Output: func(c console.Chunk) { _, _ = out.Write(c.Data) }})
+	return err
+}
+
+// Complete completes a console line from the session's cluster.
+func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion, error) {
+	kc, err := w.a.Sessions.Kubeconfig(ctx, id)
+	if err != nil {
+		return server.Completion{}, webErr(err)
+	}
+	c, err := w.runner.Completer(kc).Complete(ctx, line)
+	return server.Completion{From: c.From, Candidates: c.Candidates}, err
+}

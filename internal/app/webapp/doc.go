@@ -1,0 +1,18 @@
+// Package webapp is the application layer as the web server sees it: it
+// implements the server's Application, Console and Streams interfaces on
+// an app.App, so that internal/server holds no policy and imports none of
+// the session, cluster, console or stream packages.
+//
+//   - sessions.go: the catalogue, lab pages and the session's actions on
+//     App.Sessions and App.Course, with the layer's errors marked with the
+//     server's kinds (errors.go);
+//   - console.go: a console.Runner on the bin directory's kubectl, run
+//     with the session's own kubeconfig;
+//   - streams.go: one stream.Hub for the server, keyed "log/<session>"
+//     (the operator's log of the session's cluster, from oplog) and
+//     "cluster/<session>" (a clusterview.Watcher on the lab's
+//     PostgresCluster).
+//
+// The server checks that the caller owns a session before it calls any of
+// these with the session's id.
+package webapp

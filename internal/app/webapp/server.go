@@ -1,0 +1,44 @@
+package webapp
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+
+	"oplab.dev/oplab/internal/app"
+	"oplab.dev/oplab/internal/metrics"
+	"oplab.dev/oplab/internal/server"
+)
+
+// ServerConfig is what a single-user server needs beside the App.
+type ServerConfig struct {
+	// BinDir holds kubectl for the web console.
+	BinDir string
+	// DataDir holds the server's own files (its cookie key).
+	DataDir string
+	// Web holds the templates, static files and messages.
+	Web fs.FS
+	// Hosts are the host names the server answers to (see server.Hosts).
+	Hosts  []string
+	Logger *slog.Logger
+}
+
+// NewServer builds the web server of a single-user oplab on a: its learner
+// is app.LocalLearner, so the browser and the CLI act on the same
+// sessions; the console, the live streams and /metrics are mounted. close
+// stops the server, then the console and the streams.
+func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Server, close func() error, err error) {
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, Logger: c.Logger})
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err = server.New(server.Config{App: w, Console: w.Console(), Streams: w, Web: c.Web,
+		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
+		Metrics: metrics.New(metrics.Options{Logger: c.Logger})})
+	if err != nil {
+		return nil, nil, errors.Join(err, w.Close())
+	}
+	return s, func() error { s.Close(); return w.Close() }, nil
+}

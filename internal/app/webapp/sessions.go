@@ -1,0 +1,255 @@
+package webapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"time"
+
+	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/quiz"
+	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
+)
+
+func webLang(l string) locale.Lang {
+	if v := locale.Lang(l); v.Valid() {
+		return v
+	}
+	return locale.En
+}
+
+// Catalogue lists the labs with where the learner stands in each.
+func (w *Web) Catalogue(ctx context.Context, learner, l string) ([]server.LabEntry, error) {
+	labs, err := w.a.Sessions.Catalogue(ctx, learner, webLang(l))
+	if err != nil {
+		return nil, webErr(err)
+	}
+	out := make([]server.LabEntry, 0, len(labs))
+	for _, lb := range labs {
+		e := server.LabEntry{ID: lb.ID, Title: lb.Title, Summary: lb.Summary, Duration: lb.TimeLimit.Duration(), Requires: lb.Requires}
+		if p := lb.Progress; p.State != session.ProgressNotStarted {
+			e.State, e.Session, e.Exercise, e.Score, e.Total = string(p.SessionState), p.Session, p.Exercise+1, p.Score, p.Total
+			for _, r := range p.Results {
+				if r.Kind == session.ResultExercise && r.Recovery > 0 {
+					e.Recoveries = append(e.Recoveries, r.Recovery.Duration())
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Lab renders a lab's lesson and instructions in a language, once.
+func (w *Web) Lab(_ context.Context, id, l string) (*server.LabView, error) {
+	lb, err := w.a.Course.Lab(id)
+	if err != nil {
+		return nil, classified{err, server.ErrNotFound}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	key := id + "/" + l
+	if v, ok := w.views[key]; ok {
+		return v, nil
+	}
+	lg := webLang(l)
+	v := &server.LabView{ID: id, Title: lb.Title.In(lg), Summary: lb.Summary.In(lg), Quiz: lb.Quiz}
+	for _, pid := range lb.Lesson {
+		p, errs := w.render.Load(w.a.Course.Sources.Content, lg, pid)
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("lesson %s: %w", pid, errors.Join(errs...))
+		}
+		v.Lesson = append(v.Lesson, server.LessonPage{ID: pid, Title: p.Meta.Title, HTML: template.HTML(p.HTML)}) // #nosec: goldmark escapes raw HTML
+	}
+	for _, ex := range lb.Exercises {
+		f, errs := w.render.RenderFragment("labs/"+id+"/lab.yaml", lg, []byte(ex.Instructions.In(lg)))
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("exercise %s: %w", ex.ID, errors.Join(errs...))
+		}
+		v.Exercises = append(v.Exercises, server.ExerciseView{ID: ex.ID, Title: ex.Title.In(lg), Instructions: template.HTML(f.HTML), // #nosec: goldmark escapes raw HTML
+			TimeLimit: ex.TimeLimit.Duration, HasChaos: len(ex.Chaos) > 0, Hints: len(ex.Hints)})
+	}
+	w.views[key] = v
+	return v, nil
+}
+
+func ref(id, learner, lab string, state session.State, exercise int, created time.Time) server.SessionRef {
+	return server.SessionRef{ID: id, Learner: learner, Lab: lab, State: string(state), Exercise: exercise, Created: created}
+}
+
+// Sessions lists the learner's sessions, newest first.
+func (w *Web) Sessions(ctx context.Context, learner string) ([]server.SessionRef, error) {
+	list, err := w.a.Sessions.Sessions(ctx, learner)
+	if err != nil {
+		return nil, webErr(err)
+	}
+	out := make([]server.SessionRef, 0, len(list))
+	for _, s := range list {
+		out = append(out, ref(s.ID, s.Learner, s.Lab, s.State, s.Exercise, s.Created))
+	}
+	return out, nil
+}
+
+// Session returns a session's owner and place.
+func (w *Web) Session(ctx context.Context, id string) (*server.SessionRef, error) {
+	st, err := w.a.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, webErr(err)
+	}
+	r := ref(st.ID, st.Learner, st.Lab, st.State, st.Exercise, st.Created)
+	return &r, nil
+}
+
+// toUpdate is an event as the browser gets it: its data is the step, the
+// report, or the whole event (attempt, recoveryMs, error …) by its kind.
+func toUpdate(u session.Update) server.Update {
+	out := server.Update{Seq: u.Seq, Kind: u.Kind, Exercise: u.Exercise, Message: u.Message, Time: u.At}
+	switch {
+	case u.Step != nil:
+		out.Data = u.Step
+	case u.Kind == session.KindSteady && u.Report != nil:
+		out.Data = u.Report
+	default:
+		out.Data = u
+	}
+	return out
+}
+
+func progress(p func(server.Update)) session.Progress {
+	if p == nil {
+		return nil
+	}
+	return func(u session.Update) { p(toUpdate(u)) }
+}
+
+// status answers with the session's view (which holds no credentials).
+func status[T any](v *T, err error) (any, error) {
+	if err != nil {
+		return nil, webErr(err)
+	}
+	return v, nil
+}
+
+func (w *Web) Status(ctx context.Context, id string) (any, error) {
+	return status(w.a.Sessions.Status(ctx, id))
+}
+
+func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server.Update)) (any, error) {
+	return status(w.a.Sessions.Start(ctx, session.StartOptions{Learner: learner, Lab: labID, Lang: l}, progress(p)))
+}
+
+func (w *Web) Chaos(ctx context.Context, id, exercise string, p func(server.Update)) (any, error) {
+	return status(w.a.Sessions.Chaos(ctx, id, exercise, progress(p)))
+}
+
+func (w *Web) Check(ctx context.Context, id string, p func(server.Update)) (any, error) {
+	return status(w.a.Sessions.Check(ctx, id, progress(p)))
+}
+
+func (w *Web) Hint(ctx context.Context, id string) (any, error) {
+	return status(w.a.Sessions.Hint(ctx, id))
+}
+
+func (w *Web) Reset(ctx context.Context, id string, p func(server.Update)) (any, error) {
+	return status(w.a.Sessions.Reset(ctx, id, progress(p)))
+}
+
+func (w *Web) Stop(ctx context.Context, id string, p func(server.Update)) (any, error) {
+	return status(w.a.Sessions.Stop(ctx, id, "stopped from the browser", progress(p)))
+}
+
+func (w *Web) Timeline(ctx context.Context, id string, after int64) ([]server.Update, error) {
+	evs, err := w.a.Sessions.Timeline(ctx, id, after)
+	if err != nil {
+		return nil, webErr(err)
+	}
+	out := make([]server.Update, 0, len(evs))
+	for _, ev := range evs {
+		u := toUpdate(ev)
+		u.Session = id
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// quiz returns the quiz of the session's lab.
+func (w *Web) quiz(ctx context.Context, id string) (*quiz.Quiz, error) {
+	st, err := w.a.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, webErr(err)
+	}
+	lb, err := w.a.Course.Lab(st.Lab)
+	if err != nil {
+		return nil, classified{err, server.ErrNotFound}
+	}
+	if lb.Quiz == "" {
+		return nil, classified{fmt.Errorf("lab %s has no quiz", st.Lab), server.ErrNotFound}
+	}
+	q, err := w.a.Course.Quiz(lb.Quiz)
+	if err != nil {
+		return nil, classified{err, server.ErrNotFound}
+	}
+	return q, nil
+}
+
+func (w *Web) Quiz(ctx context.Context, id string) (*quiz.Public, error) {
+	q, err := w.quiz(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	p := q.Public()
+	return &p, nil
+}
+
+func (w *Web) Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Result, error) {
+	q, err := w.quiz(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for qid := range answers {
+		if _, ok := q.Question(qid); !ok {
+			return nil, classified{fmt.Errorf("quiz %s has no question %q", q.ID, qid), server.ErrInvalid}
+		}
+	}
+	res, err := w.a.Sessions.Quiz(ctx, id, q.ID, answers)
+	return res, webErr(err)
+}
+
+func (w *Web) Summary(ctx context.Context, id, l string) (*server.SummaryView, error) {
+	st, err := w.a.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, webErr(err)
+	}
+	lb, err := w.a.Course.Lab(st.Lab)
+	if err != nil {
+		return nil, classified{err, server.ErrNotFound}
+	}
+	evs, err := w.a.Sessions.Timeline(ctx, id, 0)
+	if err != nil {
+		return nil, webErr(err)
+	}
+	hints := map[string]int{}
+	for _, ev := range evs {
+		if ev.Kind == session.KindHint {
+			hints[ev.Exercise]++
+		}
+	}
+	sum := &server.SummaryView{Session: ref(st.ID, st.Learner, st.Lab, st.State, st.Exercise, st.Created), LabTitle: lb.Title.In(webLang(l))}
+	for _, ex := range lb.Exercises {
+		r := server.ExerciseResult{ID: ex.ID, Title: ex.Title.In(webLang(l)), Hints: hints[ex.ID]}
+		for _, res := range st.Results {
+			if res.Kind == session.ResultExercise && res.Item == ex.ID {
+				r.Score, r.Total, r.Passed, r.Recovery = res.Score, res.Total, res.Passed, res.Recovery.Duration()
+			}
+		}
+		sum.Exercises = append(sum.Exercises, r)
+	}
+	for _, res := range st.Results {
+		if res.Kind == session.ResultQuiz {
+			sum.Quiz = &server.QuizScore{Correct: res.Score, Total: res.Total}
+		}
+	}
+	return sum, nil
+}

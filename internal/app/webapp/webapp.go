@@ -1,0 +1,83 @@
+package webapp
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
+
+	"oplab.dev/oplab/internal/app"
+	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/lesson"
+	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/stream"
+)
+
+// Options are what the adapter needs beside the App.
+type Options struct {
+	// BinDir holds kubectl for the console; the console is off when empty
+	// or when kubectl cannot be run from it.
+	BinDir string
+	// Logger receives the console's and the streams' trouble; discarded
+	// when nil.
+	Logger *slog.Logger
+}
+
+// Web is an App as the web server uses it.
+type Web struct {
+	a      *app.App
+	log    *slog.Logger
+	render *lesson.Renderer
+
+	mu    sync.Mutex
+	views map[string]*server.LabView // by lab and language
+
+	runner *console.Runner
+	hub    *stream.Hub
+}
+
+var (
+	_ server.Application = (*Web)(nil)
+	_ server.Console     = (*Web)(nil)
+	_ server.Streams     = (*Web)(nil)
+)
+
+// New builds the adapter on a; Close stops its console and streams.
+func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Web{a: a, log: o.Logger, render: lesson.New(), views: map[string]*server.LabView{}}
+	if o.BinDir != "" {
+		r, err := console.New(ctx, console.Options{
+			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger,
+			// exec and debug only mean something where containers run.
+			Policy: console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
+		})
+		if err != nil {
+			// The rest of the page works without a console; it says so.
+			o.Logger.Warn("web console off", "err", err)
+		} else {
+			w.runner = r
+		}
+	}
+	w.hub = stream.New(w.open, stream.Options{})
+	return w, nil
+}
+
+// Console returns w as the server's console, or nil when it has none.
+func (w *Web) Console() server.Console {
+	if w.runner == nil {
+		return nil
+	}
+	return w
+}
+
+// Close stops every stream's upstream and the console.
+func (w *Web) Close() error {
+	w.hub.Close()
+	if w.runner != nil {
+		return w.runner.Close()
+	}
+	return nil
+}

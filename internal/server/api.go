@@ -1,0 +1,241 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"oplab.dev/oplab/internal/metrics"
+	"oplab.dev/oplab/internal/quiz"
+)
+
+func (s *Server) apiRoutes(g *gin.RouterGroup) {
+	g.GET("/labs", s.apiCatalogue)
+	g.POST("/labs/:lab/start", s.apiStart)
+	g.GET("/events", s.apiEvents)
+
+	ss := g.Group("/sessions/:id", s.requireOwned)
+	ss.GET("", s.apiStatus)
+	ss.GET("/timeline", s.apiTimeline)
+	ss.POST("/chaos", s.apiChaos)
+	ss.POST("/check", s.apiCheck)
+	ss.POST("/hint", s.apiHint)
+	ss.POST("/reset", s.apiReset)
+	ss.POST("/stop", s.apiStop)
+	ss.GET("/quiz", s.apiQuiz)
+	ss.POST("/quiz", s.apiAnswer)
+	ss.POST("/console", s.apiConsole)
+	ss.GET("/complete", s.apiComplete)
+	ss.POST("/apply", s.apiApply)
+	ss.GET("/streams/:stream", s.apiStream)
+}
+
+const ctxSession = "oplab.session"
+
+// requireOwned lets a request on a session through only for its owner;
+// anyone else gets the 404 of a session that does not exist.
+func (s *Server) requireOwned(c *gin.Context) {
+	ref, ok := s.owned(c)
+	if !ok {
+		c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no session %q", c.Param("id"))})
+		return
+	}
+	c.Set(ctxSession, ref)
+	c.Next()
+}
+
+func session(c *gin.Context) *SessionRef { v, _ := c.Get(ctxSession); return v.(*SessionRef) }
+
+// readJSON decodes the request body into v; an empty body leaves v as is.
+func readJSON(c *gin.Context, v any) error {
+	err := json.NewDecoder(c.Request.Body).Decode(v)
+	var mb *http.MaxBytesError
+	switch {
+	case err == nil, errors.Is(err, io.EOF):
+		return nil
+	case errors.As(err, &mb):
+		return err
+	}
+	return fmt.Errorf("read request: %v: %w", err, ErrInvalid)
+}
+
+// detached returns a context for work the learner started and should not
+// lose by closing the tab: it outlives the request, not the server.
+func (s *Server) detached(c *gin.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	stop := context.AfterFunc(s.ctx, cancel)
+	s.wg.Add(1)
+	return ctx, func() { stop(); cancel(); s.wg.Done() }
+}
+
+// progress sends a long operation's steps to the caller's open pages.
+func (s *Server) progress(c *gin.Context, session string) func(Update) {
+	learner := caller(c).Learner
+	return func(u Update) {
+		if u.Session == "" {
+			u.Session = session
+		}
+		s.events.publish(learner, u)
+	}
+}
+
+func (s *Server) reply(c *gin.Context, v any, err error) {
+	if err != nil {
+		s.failJSON(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+func (s *Server) apiCatalogue(c *gin.Context) {
+	labs, err := s.cfg.App.Catalogue(c.Request.Context(), caller(c).Learner, pageLang(c.Request))
+	s.reply(c, labs, err)
+}
+
+func (s *Server) apiStart(c *gin.Context) {
+	ctx, done := s.detached(c)
+	defer done()
+	v, err := s.cfg.App.Start(ctx, caller(c).Learner, c.Param("lab"), pageLang(c.Request), s.progress(c, ""))
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiStatus(c *gin.Context) {
+	v, err := s.cfg.App.Status(c.Request.Context(), session(c).ID)
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiTimeline(c *gin.Context) {
+	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
+	v, err := s.cfg.App.Timeline(c.Request.Context(), session(c).ID, after)
+	if v == nil {
+		v = []Update{}
+	}
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiChaos(c *gin.Context) {
+	var in struct {
+		Exercise string `json:"exercise"`
+	}
+	if err := readJSON(c, &in); err != nil {
+		s.failJSON(c, err)
+		return
+	}
+	ctx, done := s.detached(c)
+	defer done()
+	id := session(c).ID
+	v, err := s.cfg.App.Chaos(ctx, id, in.Exercise, s.progress(c, id))
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiCheck(c *gin.Context) {
+	id := session(c).ID
+	v, err := s.cfg.App.Check(c.Request.Context(), id, s.progress(c, id))
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiHint(c *gin.Context) {
+	v, err := s.cfg.App.Hint(c.Request.Context(), session(c).ID)
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiReset(c *gin.Context) {
+	ctx, done := s.detached(c)
+	defer done()
+	id := session(c).ID
+	v, err := s.cfg.App.Reset(ctx, id, s.progress(c, id))
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiStop(c *gin.Context) {
+	ctx, done := s.detached(c)
+	defer done()
+	id := session(c).ID
+	v, err := s.cfg.App.Stop(ctx, id, s.progress(c, id))
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiQuiz(c *gin.Context) {
+	v, err := s.cfg.App.Quiz(c.Request.Context(), session(c).ID)
+	s.reply(c, v, err)
+}
+
+func (s *Server) apiAnswer(c *gin.Context) {
+	var in struct {
+		Answers quiz.Answers `json:"answers"`
+	}
+	if err := readJSON(c, &in); err != nil {
+		s.failJSON(c, err)
+		return
+	}
+	v, err := s.cfg.App.Answer(c.Request.Context(), session(c).ID, in.Answers)
+	s.reply(c, v, err)
+}
+
+// eventsPoll is how often the events stream reads the session's timeline,
+// so that what the CLI did to the session shows on the page.
+const eventsPoll = 500 * time.Millisecond
+
+// apiEvents streams to a page the progress of the caller's operations and,
+// for ?session=ID (the caller's), that session's timeline after ?after=.
+func (s *Server) apiEvents(c *gin.Context) {
+	learner := caller(c).Learner
+	id := c.Query("session")
+	if id != "" {
+		ref, err := s.cfg.App.Session(c.Request.Context(), id)
+		if err != nil || ref.Learner != learner {
+			c.JSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no session %q", id)})
+			return
+		}
+	}
+	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
+	updates, unsubscribe := s.events.subscribe(learner)
+	defer unsubscribe()
+	ctx, done := s.streamCtx(c)
+	defer done()
+	defer s.cfg.Metrics.WebSocketOpened(metrics.StreamTimeline)()
+	_ = serveWS(ctx, c.Writer, c.Request, func(ctx context.Context, out chan<- any) {
+		tick := time.NewTicker(eventsPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-updates:
+				if !send(ctx, out, u) {
+					return
+				}
+			case <-tick.C:
+				if id == "" {
+					continue
+				}
+				evs, err := s.cfg.App.Timeline(ctx, id, after)
+				if err != nil {
+					s.log.Warn("read timeline", "session", id, "err", err)
+					continue
+				}
+				for _, ev := range evs {
+					after = max(after, ev.Seq)
+					if !send(ctx, out, ev) {
+						return
+					}
+				}
+			}
+		}
+	})
+}
+
+// streamCtx is the context of a long-lived stream: the request's, ended
+// too when the server closes.
+func (s *Server) streamCtx(c *gin.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(c.Request.Context())
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() { stop(); cancel() }
+}

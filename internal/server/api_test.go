@@ -1,0 +1,149 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// TestOwnership: every route on a session answers another learner's
+// session exactly as a session that does not exist, and never acts on it.
+func TestOwnership(t *testing.T) {
+	ts := newTestServer(t)
+	hdr := map[string]string{csrfHeader: ts.csrf}
+	routes := []struct{ method, path, body string }{
+		{"GET", "/api/sessions/%s", ""},
+		{"GET", "/api/sessions/%s/timeline", ""},
+		{"POST", "/api/sessions/%s/chaos", `{"exercise":"delete-primary"}`},
+		{"POST", "/api/sessions/%s/check", "{}"},
+		{"POST", "/api/sessions/%s/hint", "{}"},
+		{"POST", "/api/sessions/%s/reset", "{}"},
+		{"POST", "/api/sessions/%s/stop", "{}"},
+		{"GET", "/api/sessions/%s/quiz", ""},
+		{"POST", "/api/sessions/%s/quiz", `{"answers":{}}`},
+		{"POST", "/api/sessions/%s/console", `{"line":"kubectl get pods"}`},
+		{"GET", "/api/sessions/%s/complete?line=kubectl", ""},
+		{"POST", "/api/sessions/%s/apply", `{"yaml":"a: b","dryRun":true}`},
+		{"GET", "/sessions/%s/summary", ""},
+		{"GET", "/sessions/%s/quiz", ""},
+	}
+	for _, r := range routes {
+		var bodies [2]string
+		for i, id := range []string{"bob-1", "nobody-1"} {
+			path := strings.Replace(r.path, "%s", id, 1)
+			code, body, _ := do(t, ts.client, r.method, ts.URL+path, r.body, hdr)
+			if code != http.StatusNotFound {
+				t.Errorf("%s %s: got %d, want 404", r.method, path, code)
+			}
+			bodies[i] = strings.ReplaceAll(body, id, "ID")
+		}
+		if bodies[0] != bodies[1] {
+			t.Errorf("%s %s: another learner's session answers %q, a missing one %q", r.method, r.path, bodies[0], bodies[1])
+		}
+		path := strings.Replace(r.path, "%s", "alice-1", 1)
+		if code, body, _ := do(t, ts.client, r.method, ts.URL+path, r.body, hdr); code != http.StatusOK {
+			t.Errorf("%s %s (own session): got %d %s, want 200", r.method, path, code, body)
+		}
+	}
+	// Live streams: another learner's is missing; one's own is refused
+	// only because this server has no streams.
+	for id, want := range map[string]int{"bob-1": http.StatusNotFound, "alice-1": http.StatusConflict} {
+		if code, _, _ := do(t, ts.client, "GET", ts.URL+"/api/sessions/"+id+"/streams/log", "", nil); code != want {
+			t.Errorf("GET streams/log of %s: got %d, want %d", id, code, want)
+		}
+	}
+	for _, c := range ts.app.calls {
+		if strings.Contains(c, "bob-1") {
+			t.Errorf("the application was called on bob's session: %q", c)
+		}
+	}
+}
+
+func TestConsoleStreamsOutput(t *testing.T) {
+	ts := newTestServer(t)
+	code, body, h := do(t, ts.client, "POST", ts.URL+"/api/sessions/alice-1/console",
+		`{"line":"kubectl apply -f -","stdin":"kind: Pod"}`, map[string]string{csrfHeader: ts.csrf})
+	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") {
+		t.Fatalf("console: got %d %s", code, h.Get("Content-Type"))
+	}
+	if want := `ran "kubectl apply -f -" in alice-1 with 9 bytes of stdin`; !strings.Contains(body, want) {
+		t.Errorf("console output: got %q, want %q", body, want)
+	}
+}
+
+func wsURL(ts *testServer, path string) string {
+	return "ws" + strings.TrimPrefix(ts.URL, "http") + path
+}
+
+func dialWS(t *testing.T, ts *testServer, path, origin string) (*websocket.Conn, int) {
+	t.Helper()
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	for _, c := range ts.client.Jar.Cookies(mustURL(t, ts.URL)) {
+		h.Add("Cookie", c.Name+"="+c.Value)
+	}
+	conn, resp, err := websocket.DefaultDialer.Dial(wsURL(ts, path), h)
+	if err != nil {
+		if resp == nil {
+			t.Fatalf("dial %s: %v", path, err)
+		}
+		return nil, resp.StatusCode
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, resp.StatusCode
+}
+
+func TestWebSocketOriginAndOwnership(t *testing.T) {
+	ts := newTestServer(t)
+	for _, tc := range []struct {
+		name, path, origin string
+		want               int
+	}{
+		{"other origin", "/api/events", "http://evil.example", http.StatusForbidden},
+		{"no origin", "/api/events", "", http.StatusForbidden},
+		{"another learner's session", "/api/events?session=bob-1", ts.URL, http.StatusNotFound},
+		{"own session", "/api/events?session=alice-1", ts.URL, http.StatusSwitchingProtocols},
+	} {
+		if _, code := dialWS(t, ts, tc.path, tc.origin); code != tc.want {
+			t.Errorf("%s: got %d, want %d", tc.name, code, tc.want)
+		}
+	}
+}
+
+// TestEventsCarryStartProgressAndTimeline: a page hears the steps of the
+// start it asked for and the session's timeline (what the CLI did).
+func TestEventsCarryStartProgressAndTimeline(t *testing.T) {
+	ts := newTestServer(t)
+	conn, code := dialWS(t, ts, "/api/events?session=alice-1", ts.URL)
+	if conn == nil {
+		t.Fatalf("dial: %d", code)
+	}
+	time.Sleep(50 * time.Millisecond) // let the subscription register
+	if code, body, _ := do(t, ts.client, "POST", ts.URL+"/api/labs/failover/start", "{}", map[string]string{csrfHeader: ts.csrf}); code != http.StatusOK {
+		t.Fatalf("start: got %d %s", code, body)
+	}
+	seen := map[string]int{}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for seen["step"] < 2 || seen["state"] < 1 {
+		var u Update
+		if err := conn.ReadJSON(&u); err != nil {
+			t.Fatalf("read events: %v (seen %v)", err, seen)
+		}
+		seen[u.Kind]++
+	}
+}
+
+func TestStartUnknownLab(t *testing.T) {
+	ts := newTestServer(t)
+	code, body, _ := do(t, ts.client, "POST", ts.URL+"/api/labs/nope/start", "{}", map[string]string{csrfHeader: ts.csrf})
+	var e struct{ Error string }
+	if code != http.StatusNotFound || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, "nope") {
+		t.Errorf("start unknown lab: got %d %s, want 404 naming the lab", code, body)
+	}
+}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"html/template"
+	"io"
+	"time"
+
+	"oplab.dev/oplab/internal/quiz"
+)
+
+// Application is what the server needs of oplab's application layer. The
+// server holds no policy of its own: every method here is one call into
+// the layer the CLI uses too.
+type Application interface {
+	// Catalogue lists the labs with the learner's state in each.
+	Catalogue(ctx context.Context, learner, lang string) ([]LabEntry, error)
+	// Lab returns a lab as its page shows it: lesson and instructions
+	// rendered to HTML in lang. ErrNotFound for an unknown lab.
+	Lab(ctx context.Context, id, lang string) (*LabView, error)
+	// Sessions returns the learner's sessions, newest first.
+	Sessions(ctx context.Context, learner string) ([]SessionRef, error)
+	// Session returns a session's owner and place, ErrNotFound when none.
+	Session(ctx context.Context, id string) (*SessionRef, error)
+
+	// The rest are the session's actions. Their results are sent to the
+	// browser as JSON unchanged; progress, when not nil, hears each step.
+	Status(ctx context.Context, id string) (any, error)
+	Start(ctx context.Context, learner, lab, lang string, progress func(Update)) (any, error)
+	Chaos(ctx context.Context, id, exercise string, progress func(Update)) (any, error)
+	Check(ctx context.Context, id string, progress func(Update)) (any, error)
+	Hint(ctx context.Context, id string) (any, error)
+	Reset(ctx context.Context, id string, progress func(Update)) (any, error)
+	Stop(ctx context.Context, id string, progress func(Update)) (any, error)
+	// Timeline returns the session's events after seq, oldest first.
+	Timeline(ctx context.Context, id string, after int64) ([]Update, error)
+	// Quiz returns the session's quiz without its answers; Answer grades.
+	Quiz(ctx context.Context, id string) (*quiz.Public, error)
+	Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Result, error)
+	// Summary is the session's end: scores, times to recovery, hints, quiz.
+	Summary(ctx context.Context, id, lang string) (*SummaryView, error)
+}
+
+// Console runs a learner's kubectl command line against the session's own
+// cluster, writing its output to out as it comes; stdin is the editor's
+// YAML for `-f -`. A refused line is an error whose message says why.
+type Console interface {
+	Run(ctx context.Context, session, line, stdin string, out io.Writer) error
+	Complete(ctx context.Context, session, line string) (Completion, error)
+}
+
+// Completion is the words that may replace the end of a console line from
+// byte offset From.
+type Completion struct {
+	From       int      `json:"from"`
+	Candidates []string `json:"candidates"`
+}
+
+// Streams opens a session's live streams ("log": the operator's log,
+// "cluster": the cluster view) from a client's resume point: the epoch and
+// sequence number of the last frame it saw. Each frame's data is JSON. The
+// channel closes when ctx ends or the stream ends.
+type Streams interface {
+	Subscribe(ctx context.Context, session, stream, epoch string, after uint64) (<-chan Frame, error)
+}
+
+// Frame is one numbered frame of a live stream: "hello" first (its epoch
+// names the upstream, so a client knows what its numbers refer to), then
+// "data", or "gap" when Skipped frames were lost to a slow client.
+type Frame struct {
+	Seq     uint64 `json:"seq"`
+	Type    string `json:"type"`
+	Epoch   string `json:"epoch,omitempty"`
+	Skipped uint64 `json:"skipped,omitempty"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// Update is a progress step or a timeline event, as the browser gets it.
+type Update struct {
+	Seq      int64     `json:"seq"`
+	Session  string    `json:"session,omitempty"`
+	Kind     string    `json:"kind"`
+	Exercise string    `json:"exercise,omitempty"`
+	Message  string    `json:"message"`
+	Time     time.Time `json:"time"`
+	Data     any       `json:"data,omitempty"`
+}
+
+// Errors an Application wraps its own in, so the server can answer with
+// the right status without knowing the layer's errors.
+var (
+	// ErrNotFound: no such lab or session (404).
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: the step does not fit the session's state: out of
+	// order, ended, not ready, another session active (409).
+	ErrConflict = errors.New("conflict")
+	// ErrInvalid: the learner's input is wrong (400).
+	ErrInvalid = errors.New("invalid input")
+)
+
+// LabEntry is a lab in the catalogue.
+type LabEntry struct {
+	ID       string
+	Title    string
+	Summary  string
+	Duration time.Duration
+	Requires []string
+	// State is the learner's: "", "provisioning", "ready", "in-exercise",
+	// "completed", "failed" or "expired"; Session is that session's id.
+	State    string
+	Session  string
+	Exercise int // 1-based, while in progress
+	Score    int
+	Total    int
+	// Recoveries are the times to recovery of the completed exercises.
+	Recoveries []time.Duration
+}
+
+// LabView is a lab's page.
+type LabView struct {
+	ID        string
+	Title     string
+	Summary   string
+	Lesson    []LessonPage
+	Exercises []ExerciseView
+	Quiz      string
+}
+
+// LessonPage is one rendered lesson page.
+type LessonPage struct {
+	ID    string
+	Title string
+	HTML  template.HTML
+}
+
+// ExerciseView is an exercise as the page shows it.
+type ExerciseView struct {
+	ID           string
+	Title        string
+	Instructions template.HTML
+	TimeLimit    time.Duration
+	HasChaos     bool
+	Hints        int
+}
+
+// SessionRef is a session's owner and place.
+type SessionRef struct {
+	ID       string    `json:"id"`
+	Learner  string    `json:"learner"`
+	Lab      string    `json:"lab"`
+	State    string    `json:"state"`
+	Exercise int       `json:"exercise"`
+	Created  time.Time `json:"created"`
+}
+
+// Active reports whether the session has not ended.
+func (r SessionRef) Active() bool {
+	switch r.State {
+	case "provisioning", "ready", "in-exercise":
+		return true
+	}
+	return false
+}
+
+// SummaryView is a session's summary page.
+type SummaryView struct {
+	Session   SessionRef
+	LabTitle  string
+	Exercises []ExerciseResult
+	Quiz      *QuizScore
+}
+
+// ExerciseResult is one exercise's line in the summary.
+type ExerciseResult struct {
+	ID       string
+	Title    string
+	Score    int
+	Total    int
+	Passed   bool
+	Recovery time.Duration
+	Hints    int
+}
+
+// QuizScore is a graded quiz's score.
+type QuizScore struct{ Correct, Total int }

@@ -1,0 +1,246 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"oplab.dev/oplab/web"
+)
+
+// chromium returns the browser the tests drive: $OPLAB_CHROMIUM, or
+// chromium in PATH (scripts/ensure-chromium.sh installs it; make test runs
+// it first).
+func chromium(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("OPLAB_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	t.Fatal("chromium not found: run scripts/ensure-chromium.sh (make test does) or set OPLAB_CHROMIUM")
+	return ""
+}
+
+// browser starts a headless Chromium with a fresh profile, sized as a
+// 1366×768 laptop screen.
+func browser(t testing.TB, listen func(ev any)) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("lang", "en-US"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1366, 768),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	opt := []chromedp.ContextOption{chromedp.WithLogf(t.Logf)}
+	if listen != nil {
+		opt = append(opt, chromedp.WithListener(listen))
+	}
+	ctx, cancel := chromedp.NewContext(actx, opt...)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first run starts the browser, which lives as long as ctx.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+// shots writes numbered screenshots into a directory named in the log.
+type shots struct {
+	t   testing.TB
+	dir string
+	n   int
+}
+
+func newShots(t testing.TB, name string) *shots {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("oplab-%s-%s", name, time.Now().Format("20060102-150405")))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", dir)
+	return &shots{t: t, dir: dir}
+}
+
+func (s *shots) take(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		buf, err := chromedp.CaptureScreenshot()(ctx, t)
+		if err != nil {
+			return err
+		}
+		s.n++
+		return os.WriteFile(filepath.Join(s.dir, fmt.Sprintf("%02d-%s.png", s.n, name)), buf, 0o644)
+	})
+}
+
+// step runs actions and fails the test with the step's name.
+func (s *shots) step(t *testing.T, ctx context.Context, name string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(sctx, actions...); err != nil {
+		_ = chromedp.Do(ctx, s.take("failed"))
+		var html string
+		html, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.outerHTML`))
+		t.Logf("page at the failure:\n%s", html)
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+// textContains waits until the element's text contains want.
+func textContains(sel, want string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want),
+		chromedp.WithPollingInterval(50*time.Millisecond))
+}
+
+// TestBrowserPlaysTheLab drives the whole page in Chromium over the
+// scripted application: every control, panel and stream of the page, in
+// the browser's own JavaScript engine, under the page's CSP.
+func TestBrowserPlaysTheLab(t *testing.T) {
+	app := newScriptedApp()
+	app.failStarts = 1
+	app.sessions = map[string]*SessionRef{"bob-1": {ID: "bob-1", Learner: "bob", Lab: "failover", State: "ready"}}
+	ts := httptest.NewUnstartedServer(nil)
+	s, err := New(Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS, DataDir: t.TempDir(),
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); s.Close() })
+
+	var (
+		mu   sync.Mutex
+		errs []string
+	)
+	ctx := browser(t, func(ev any) {
+		if e := consoleErrors(ev); len(e) > 0 {
+			mu.Lock()
+			errs = append(errs, e...)
+			mu.Unlock()
+		}
+	})
+	sh := newShots(t, "browser")
+
+	sh.step(t, ctx, "sign in and see the catalogue",
+		chromedp.Navigate(s.SignInURL(ts.URL)),
+		chromedp.WaitVisible(`#labs li[data-lab="failover"]`),
+		textContains("#labs", "Failover: lose the primary"),
+		sh.take("catalogue"))
+	sh.step(t, ctx, "open the lab and start it",
+		chromedp.Click(`a[href="/labs/failover"]`),
+		chromedp.WaitVisible(`#start:not([disabled])`),
+		chromedp.Click(`#start`),
+		chromedp.WaitVisible(`#start-error`),
+		textContains("#start-error", "install the operator: timed out"),
+		textContains("#steps li.failed", "helm install: timed out"),
+		sh.take("start-failed"),
+		chromedp.Click(`#retry`),
+		chromedp.WaitVisible(`#steps li.done`),
+		sh.take("provisioning"),
+		chromedp.WaitVisible(`#exercise-panel`),
+		chromedp.WaitVisible(`#steps li.done:nth-child(4)`, chromedp.AtLeast(0)),
+	)
+	sh.step(t, ctx, "reconcile lines arrive",
+		textContains("#log", "reconcile: 3/3 replicas ready"),
+		textContains("#ex-pos", "Exercise 1 of 1"),
+		sh.take("ready"))
+	sh.step(t, ctx, "break it",
+		chromedp.WaitVisible(`#lab[data-live="true"] #break:not([disabled])`),
+		chromedp.Click(`#break`),
+		textContains("#steady", "exactlyOnePrimary"),
+		textContains("#clock", "Fault live for"),
+		chromedp.WaitVisible(`#log li.trouble`),
+		chromedp.WaitVisible(`#log li.after-t0`),
+		sh.take("broken"))
+	sh.step(t, ctx, "the cluster view shows the new primary",
+		chromedp.Click(`#tab-cluster`),
+		textContains(".current-primary", "prod-db-1"),
+		textContains(`tr[data-pod="prod-db-1"] .role`, "primary"),
+		textContains(`tr[data-service="prod-db-rw"] .addresses`, "prod-db-1"),
+		sh.take("cluster"))
+	sh.step(t, ctx, "run a command in the console",
+		chromedp.Click(`#tab-console`),
+		chromedp.SendKeys(`#console-in`, "kubectl get pods -L databases.example.com/role"+kb.Enter),
+		textContains("#console-out", `ran "kubectl get pods -L databases.example.com/role" in alice-2`),
+		chromedp.SendKeys(`#console-in`, "kubectl get pos"+"\t"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#console-in').value === 'kubectl get postgresclusters '`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#console-in').value = ''`),
+		chromedp.SendKeys(`#console-in`, "kubectl get po"+"\t"),
+		chromedp.WaitVisible(`#console-completions li`),
+		textContains("#console-completions", "podtemplates"),
+		chromedp.SendKeys(`#console-in`, "d\t"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#console-in').value === 'kubectl get pod'`),
+		chromedp.SendKeys(`#console-in`, "s\t"),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#console-in').value === 'kubectl get pods '`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('#console-in').value = ''`),
+		chromedp.SendKeys(`#console-in`, kb.ArrowUp),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#console-in').value === 'kubectl get pods -L databases.example.com/role'`),
+		sh.take("console"))
+	sh.step(t, ctx, "a lesson's run button fills the console",
+		chromedp.Click(`#tab-log`),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('button.console-run').click()`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#console-in').value.startsWith('kubectl') && !document.querySelector('#panel-console').hidden`))
+	sh.step(t, ctx, "edit an object from the cluster view",
+		chromedp.Click(`#tab-cluster`),
+		chromedp.Click(`button.edit[data-name="prod-db"]`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#editor').value.includes('kubectl get postgrescluster prod-db -o yaml')`),
+		chromedp.Click(`#editor-dryrun`),
+		textContains("#editor-out", "--dry-run=server"),
+		sh.take("editor"))
+	sh.step(t, ctx, "hint",
+		chromedp.Click(`#hint`),
+		textContains("#hints", "Look at the events of prod-db."))
+	sh.step(t, ctx, "check passes with a time to recovery",
+		chromedp.Click(`#check`),
+		textContains("#results", "primaryChanged"),
+		textContains("#clock", "Recovered in 1.7s"),
+		chromedp.WaitVisible(`#quiz-panel`),
+		sh.take("checked"))
+	sh.step(t, ctx, "answer the quiz",
+		chromedp.WaitVisible(`#quiz-form input[value="a"]`),
+		chromedp.Click(`#quiz-form input[value="a"]`),
+		chromedp.Click(`#quiz-form button[type="submit"]`),
+		textContains("#quiz-form .score", "1 of 1 correct"),
+		sh.take("quiz"))
+	if !strings.Contains(strings.Join(app.calls, "\n"), "answer alice-2 map[q1:[a]]") {
+		t.Errorf("quiz answers sent: got calls %q, want q1=a", app.calls)
+	}
+	sh.step(t, ctx, "switch to Korean", chromedp.Click(`form.lang button`))
+	sh.step(t, ctx, "the page in Korean, the choice remembered",
+		chromedp.WaitVisible(`html[lang="ko"] #start:not([disabled])`),
+		textContains("#start-panel", "실습 시작"),
+		textContains(".lesson summary", "강의"),
+		sh.take("korean"),
+		chromedp.Navigate(ts.URL+"/"),
+		chromedp.WaitVisible(`html[lang="ko"] #labs`),
+		textContains("#labs", "페일오버"))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) > 0 {
+		t.Errorf("the page logged errors:\n%s", strings.Join(errs, "\n"))
+	}
+}

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// keyFile holds the key that signs session cookies, so that a restarted
+// server keeps its learners signed in.
+const keyFile = "server.key"
+
+// loadKey reads the signing key from dir, making one (0600) when there is
+// none. A key file others can read is refused: with it anyone could sign
+// a cookie.
+func loadKey(dir string) ([]byte, error) {
+	path := filepath.Join(dir, keyFile)
+	key, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("make cookie key: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("make cookie key: %w", err)
+		}
+		if err := os.WriteFile(path, key, 0o600); err != nil {
+			return nil, fmt.Errorf("make cookie key: %w", err)
+		}
+		return key, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read cookie key: %w", err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read cookie key: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("cookie key %s is readable by others (mode %v): chmod 600 it", path, st.Mode().Perm())
+	}
+	if len(key) < 32 {
+		return nil, fmt.Errorf("cookie key %s is too short (%d bytes, want 32)", path, len(key))
+	}
+	return key, nil
+}
+
+// identity is what the session cookie carries: who the caller is and the
+// token that state-changing requests must repeat in a header.
+type identity struct {
+	Learner string `json:"l"`
+	// Role is "learner" today; instructors will sign in with their own.
+	Role    string `json:"r"`
+	CSRF    string `json:"c"`
+	Expires int64  `json:"e"`
+}
+
+// signer signs and verifies cookie values: base64(payload).base64(mac),
+// the mac taken over the cookie's name and the payload so a value cannot
+// be moved to another cookie.
+type signer struct{ key []byte }
+
+func (s signer) mac(name, payload string) []byte {
+	h := hmac.New(sha256.New, s.key)
+	h.Write([]byte(name))
+	h.Write([]byte{0})
+	h.Write([]byte(payload))
+	return h.Sum(nil)
+}
+
+func (s signer) encode(name string, id identity) (string, error) {
+	b, err := json.Marshal(id)
+	if err != nil {
+		return "", fmt.Errorf("encode cookie: %w", err)
+	}
+	p := base64.RawURLEncoding.EncodeToString(b)
+	return p + "." + base64.RawURLEncoding.EncodeToString(s.mac(name, p)), nil
+}
+
+var errBadCookie = errors.New("invalid session cookie")
+
+func (s signer) decode(name, value string, now time.Time) (identity, error) {
+	var id identity
+	p, m, ok := strings.Cut(value, ".")
+	if !ok {
+		return id, errBadCookie
+	}
+	got, err := base64.RawURLEncoding.DecodeString(m)
+	if err != nil || !hmac.Equal(got, s.mac(name, p)) {
+		return id, errBadCookie
+	}
+	b, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil || json.Unmarshal(b, &id) != nil || id.Learner == "" || id.CSRF == "" {
+		return id, errBadCookie
+	}
+	if now.Unix() > id.Expires {
+		return id, fmt.Errorf("%w: expired", errBadCookie)
+	}
+	return id, nil
+}
+
+// randomToken returns n random bytes, URL-safe encoded.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		// crypto/rand does not fail on the systems Go supports.
+		panic(fmt.Sprintf("crypto/rand: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}

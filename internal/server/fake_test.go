@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/quiz"
+)
+
+// fakeApp is an Application in memory: the server's own interface, so the
+// handlers' security and routing are tested without clusters.
+type fakeApp struct {
+	mu       sync.Mutex
+	sessions map[string]*SessionRef
+	calls    []string
+}
+
+func newFakeApp() *fakeApp {
+	return &fakeApp{sessions: map[string]*SessionRef{
+		"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "in-exercise"},
+		"bob-1":   {ID: "bob-1", Learner: "bob", Lab: "failover", State: "in-exercise"},
+	}}
+}
+
+func (f *fakeApp) record(s string) {
+	f.mu.Lock()
+	f.calls = append(f.calls, s)
+	f.mu.Unlock()
+}
+
+func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry, error) {
+	title := "Failover: lose the primary"
+	if lang == "ko" {
+		title = "페일오버: 프라이머리 잃기"
+	}
+	return []LabEntry{{ID: "failover", Title: title, Summary: "Delete the primary.", Duration: 15 * time.Minute,
+		State: "completed", Session: "alice-1", Score: 5, Total: 5, Recoveries: []time.Duration{1500 * time.Millisecond}}}, nil
+}
+
+func (f *fakeApp) Lab(_ context.Context, id, lang string) (*LabView, error) {
+	if id != "failover" {
+		return nil, fmt.Errorf("lab %q: %w", id, ErrNotFound)
+	}
+	return &LabView{ID: id, Title: "Failover", Lesson: []LessonPage{{ID: "failover", Title: "Failover",
+		HTML: template.HTML(`<p>lesson</p><div class="console-commands"><button class="console-run" data-command="kubectl get pods">run</button></div>`)}},
+		Exercises: []ExerciseView{{ID: "delete-primary", Title: "Delete the primary", Instructions: "<p>do it</p>", HasChaos: true}}}, nil
+}
+
+func (f *fakeApp) Sessions(_ context.Context, learner string) ([]SessionRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []SessionRef
+	for _, s := range f.sessions {
+		if s.Learner == learner {
+			out = append(out, *s)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeApp) Session(_ context.Context, id string) (*SessionRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
+	}
+	c := *s
+	return &c, nil
+}
+
+func (f *fakeApp) Status(_ context.Context, id string) (any, error) {
+	f.record("status " + id)
+	return f.Session(context.Background(), id)
+}
+
+func (f *fakeApp) Start(_ context.Context, learner, lab, lang string, progress func(Update)) (any, error) {
+	f.record("start " + lab)
+	if lab != "failover" {
+		return nil, fmt.Errorf("lab %q: %w", lab, ErrNotFound)
+	}
+	progress(Update{Kind: "step", Message: "create cluster", Data: map[string]any{"phase": "cluster", "index": 0, "message": "create cluster"}})
+	progress(Update{Kind: "step", Message: "create cluster", Data: map[string]any{"phase": "cluster", "index": 0, "message": "create cluster", "done": true}})
+	ref := &SessionRef{ID: "alice-2", Learner: learner, Lab: lab, State: "ready"}
+	f.mu.Lock()
+	f.sessions[ref.ID] = ref
+	f.mu.Unlock()
+	return ref, nil
+}
+
+func (f *fakeApp) Chaos(_ context.Context, id, exercise string, _ func(Update)) (any, error) {
+	f.record("chaos " + id + " " + exercise)
+	return map[string]string{"id": id}, nil
+}
+
+func (f *fakeApp) Check(_ context.Context, id string, _ func(Update)) (any, error) {
+	f.record("check " + id)
+	return map[string]bool{"passed": true}, nil
+}
+
+func (f *fakeApp) Hint(_ context.Context, id string) (any, error) {
+	f.record("hint " + id)
+	return map[string]any{}, nil
+}
+
+func (f *fakeApp) Reset(_ context.Context, id string, _ func(Update)) (any, error) {
+	f.record("reset " + id)
+	return map[string]any{}, nil
+}
+
+func (f *fakeApp) Stop(_ context.Context, id string, _ func(Update)) (any, error) {
+	f.record("stop " + id)
+	return map[string]any{}, nil
+}
+
+func (f *fakeApp) Timeline(_ context.Context, id string, after int64) ([]Update, error) {
+	if after >= 1 {
+		return nil, nil
+	}
+	return []Update{{Seq: 1, Session: id, Kind: "state", Message: "ready → in-exercise"}}, nil
+}
+
+var fakeQuiz = &quiz.Quiz{ID: "failover", Title: locale.Text{En: "Failover", Ko: "페일오버"}, Questions: []quiz.Question{{
+	ID: "q1", Type: "single", Prompt: locale.Text{En: "Who picks the new primary?", Ko: "누가 새 프라이머리를 고르나요?"},
+	Choices: []quiz.Choice{{ID: "a", Text: locale.Text{En: "the operator", Ko: "오퍼레이터"}, Correct: true}, {ID: "b", Text: locale.Text{En: "etcd", Ko: "etcd"}}},
+}}}
+
+func (f *fakeApp) Quiz(_ context.Context, id string) (*quiz.Public, error) {
+	p := fakeQuiz.Public()
+	return &p, nil
+}
+
+func (f *fakeApp) Answer(_ context.Context, id string, answers quiz.Answers) (*quiz.Result, error) {
+	f.record(fmt.Sprintf("answer %s %v", id, answers))
+	ok := len(answers["q1"]) == 1 && answers["q1"][0] == "a"
+	res := &quiz.Result{QuizID: "failover", Total: 1, Questions: []quiz.QuestionResult{{ID: "q1", Correct: ok, Answered: len(answers["q1"]) > 0,
+		Expected: []string{"a"}, Explanation: locale.Text{En: "The operator elects the most advanced replica.", Ko: "오퍼레이터가 가장 앞선 레플리카를 선출합니다."}}}}
+	if ok {
+		res.Correct = 1
+	}
+	return res, nil
+}
+
+func (f *fakeApp) Summary(_ context.Context, id, lang string) (*SummaryView, error) {
+	ref, err := f.Session(context.Background(), id)
+	if err != nil {
+		return nil, err
+	}
+	return &SummaryView{Session: *ref, LabTitle: "Failover", Exercises: []ExerciseResult{{ID: "delete-primary", Title: "Delete the primary",
+		Score: 5, Total: 5, Passed: true, Recovery: 1500 * time.Millisecond}}, Quiz: &QuizScore{Correct: 1, Total: 1}}, nil
+}
+
+// fakeConsole echoes the line it was given.
+type fakeConsole struct{}
+
+func (fakeConsole) Run(_ context.Context, session, line, stdin string, out io.Writer) error {
+	_, err := fmt.Fprintf(out, "ran %q in %s with %d bytes of stdin\n", line, session, len(stdin))
+	return err
+}
+
+// Complete offers the resource types that start like the line's last word.
+func (fakeConsole) Complete(_ context.Context, session, line string) (Completion, error) {
+	from := strings.LastIndexByte(line, ' ') + 1
+	var out []string
+	for _, w := range []string{"pods", "podtemplates", "postgresclusters", "services"} {
+		if strings.HasPrefix(w, line[from:]) {
+			out = append(out, w)
+		}
+	}
+	return Completion{From: from, Candidates: out}, nil
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"crypto/subtle"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// contentSecurityPolicy allows scripts, styles and connections from the
+// server itself only: no inline script, no eval, no framing.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries.
+func securityHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// The sign-in URL carries a token: never send it to another site.
+	// (no-referrer would make the browser send "Origin: null" on the
+	// page's own form posts, which the CSRF check must refuse.)
+	h.Set("Referrer-Policy", "same-origin")
+	c.Next()
+}
+
+// hostCheck refuses a request whose Host is not one of the server's names,
+// so a page on another site cannot reach the server by rebinding its DNS
+// name to 127.0.0.1.
+func (s *Server) hostCheck(c *gin.Context) {
+	if !s.hosts[strings.ToLower(c.Request.Host)] {
+		c.AbortWithStatusJSON(http.StatusMisdirectedRequest, gin.H{"error": "unknown host " + c.Request.Host})
+		return
+	}
+	c.Next()
+}
+
+// sameOrigin reports whether the request's Origin, when it has one, is the
+// server as the request's Host names it.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+}
+
+// limitBody caps every request body at n bytes.
+func limitBody(n int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > n {
+			c.AbortWithStatusJSON(http.StatusRequestEntityTooLarge, gin.H{"error": "request body too large"})
+			return
+		}
+		if c.Request.Body != nil {
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		}
+		c.Next()
+	}
+}
+
+const (
+	sessionCookie = "oplab_session"
+	langCookie    = "oplab_lang"
+	csrfHeader    = "X-CSRF-Token"
+	csrfField     = "_csrf"
+	ctxIdentity   = "oplab.identity"
+)
+
+// authenticate reads the session cookie. Without a valid one, a page asks
+// the caller to sign in and an API call is refused; nothing else is shown.
+func (s *Server) authenticate(c *gin.Context) {
+	id, ok := s.identityOf(c.Request)
+	if !ok {
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+			c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "sign in first"})
+			return
+		}
+		s.render(c, http.StatusUnauthorized, "signin.html", nil)
+		c.Abort()
+		return
+	}
+	c.Set(ctxIdentity, id)
+	c.Next()
+}
+
+func (s *Server) identityOf(r *http.Request) (identity, bool) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return identity{}, false
+	}
+	id, err := s.signer.decode(sessionCookie, ck.Value, time.Now())
+	return id, err == nil
+}
+
+// csrf refuses a state-changing request that does not repeat the session's
+// CSRF token (in a header from scripts, in a form field from forms) or that
+// comes from another origin.
+func csrf(c *gin.Context) {
+	switch c.Request.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		c.Next()
+		return
+	}
+	id := caller(c)
+	got := c.GetHeader(csrfHeader)
+	if got == "" && strings.HasPrefix(c.ContentType(), "application/x-www-form-urlencoded") {
+		got = c.PostForm(csrfField)
+	}
+	if !sameOrigin(c.Request) || got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(id.CSRF)) != 1 {
+		c.AbortWithStatusJSON(http.StatusForbidden, gin.H{"error": "missing or wrong CSRF token: reload the page"})
+		return
+	}
+	c.Next()
+}
+
+// caller is the signed-in identity of the request.
+func caller(c *gin.Context) identity {
+	v, _ := c.Get(ctxIdentity)
+	id, _ := v.(identity)
+	return id
+}
+
+// Hosts returns the names a server listening on addr answers to: the
+// address itself and, for loopback, localhost with the same port. extra
+// are further names (a classroom machine's DNS name or address).
+func Hosts(addr string, extra ...string) []string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return append([]string{addr}, extra...)
+	}
+	out := []string{net.JoinHostPort(host, port)}
+	// Listening on loopback or everywhere, the machine's own browser may
+	// use any loopback name.
+	if ip := net.ParseIP(host); ip != nil && (ip.IsLoopback() || ip.IsUnspecified()) || host == "localhost" {
+		out = append(out, "localhost:"+port, "127.0.0.1:"+port, "[::1]:"+port)
+	}
+	for _, e := range extra {
+		if _, _, err := net.SplitHostPort(e); err != nil {
+			e = net.JoinHostPort(e, port)
+		}
+		out = append(out, e)
+	}
+	return out
+}

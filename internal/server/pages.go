@@ -1,0 +1,83 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+func (s *Server) cataloguePage(c *gin.Context) {
+	labs, err := s.cfg.App.Catalogue(c.Request.Context(), caller(c).Learner, pageLang(c.Request))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.render(c, http.StatusOK, "catalogue.html", map[string]any{"Labs": labs})
+}
+
+// labPage is the one screen a lab is done in: before a start, the lesson
+// and a Start button; after, the live panels around the same lesson.
+func (s *Server) labPage(c *gin.Context) {
+	ctx := c.Request.Context()
+	lv, err := s.cfg.App.Lab(ctx, c.Param("lab"), pageLang(c.Request))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	var current *SessionRef
+	refs, err := s.cfg.App.Sessions(ctx, caller(c).Learner)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	for i := range refs {
+		if refs[i].Lab == lv.ID {
+			current = &refs[i]
+			break
+		}
+	}
+	s.render(c, http.StatusOK, "lab.html", map[string]any{
+		"Lab": lv, "Session": current,
+		"Console": s.cfg.Console != nil, "Streams": s.cfg.Streams != nil,
+	})
+}
+
+func (s *Server) summaryPage(c *gin.Context) {
+	ref, ok := s.owned(c)
+	if !ok {
+		s.fail(c, fmt.Errorf("session %s: %w", c.Param("id"), ErrNotFound))
+		return
+	}
+	sum, err := s.cfg.App.Summary(c.Request.Context(), ref.ID, pageLang(c.Request))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.render(c, http.StatusOK, "summary.html", sum)
+}
+
+func (s *Server) quizPage(c *gin.Context) {
+	ref, ok := s.owned(c)
+	if !ok {
+		s.fail(c, fmt.Errorf("session %s: %w", c.Param("id"), ErrNotFound))
+		return
+	}
+	q, err := s.cfg.App.Quiz(c.Request.Context(), ref.ID)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.render(c, http.StatusOK, "quiz.html", map[string]any{"Session": ref, "Quiz": q})
+}
+
+// owned returns the session named by the :id parameter if the caller owns
+// it. Another learner's session is reported exactly as a missing one, so
+// that session ids cannot be probed.
+func (s *Server) owned(c *gin.Context) (*SessionRef, bool) {
+	ref, err := s.cfg.App.Session(c.Request.Context(), c.Param("id"))
+	if err != nil || ref == nil || ref.Learner != caller(c).Learner {
+		return nil, false
+	}
+	return ref, true
+}

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// page is what every template gets.
+type page struct {
+	Lang string
+	// CSRF is the token scripts and forms repeat; empty before sign-in.
+	CSRF string
+	Path string
+	// Strings are the scripts' strings in Lang, as JSON.
+	Strings template.JS
+	Data    any
+}
+
+func funcs(cat catalogue) template.FuncMap {
+	return template.FuncMap{
+		"t":        cat.text,
+		"duration": duration,
+		"json": func(v any) (template.JS, error) {
+			b, err := json.Marshal(v)
+			return template.JS(b), err
+		},
+	}
+}
+
+// duration shows d as a learner reads it: 1m05s, 2.4s.
+func duration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "–"
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func (s *Server) render(c *gin.Context, code int, name string, data any) {
+	lang := pageLang(c.Request)
+	strs, _ := json.Marshal(s.cat.forScripts(lang))
+	p := page{Lang: lang, Path: c.Request.URL.Path, Strings: template.JS(strs), Data: data}
+	if id, ok := c.Get(ctxIdentity); ok {
+		p.CSRF = id.(identity).CSRF
+	}
+	c.Header("Content-Type", "text/html; charset=utf-8")
+	c.Header("Cache-Control", "no-store")
+	c.Status(code)
+	if err := s.tmpl.ExecuteTemplate(c.Writer, name, p); err != nil {
+		s.log.Error("render page", "page", name, "err", err)
+	}
+}
+
+// status maps an Application error to an HTTP status.
+func status(err error) int {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, ErrInvalid):
+		return http.StatusBadRequest
+	}
+	var mb *http.MaxBytesError
+	if errors.As(err, &mb) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// fail renders err as a page; an unexpected error is logged and shown
+// without its detail.
+func (s *Server) fail(c *gin.Context, err error) {
+	code := status(err)
+	msg := err.Error()
+	if code == http.StatusInternalServerError {
+		s.log.Error("request failed", "path", c.Request.URL.Path, "err", err)
+		msg = ""
+	}
+	s.render(c, code, "error.html", map[string]any{"Code": code, "Message": msg})
+}
+
+// failJSON is fail for the API.
+func (s *Server) failJSON(c *gin.Context, err error) {
+	code := status(err)
+	msg := err.Error()
+	if code == http.StatusInternalServerError {
+		s.log.Error("request failed", "path", c.Request.URL.Path, "err", err)
+	}
+	c.AbortWithStatusJSON(code, gin.H{"error": msg})
+}
