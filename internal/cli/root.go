@@ -26,10 +26,11 @@ type Streams struct {
 
 // globals are the flags every command shares.
 type globals struct {
-	dataDir string
-	binDir  string
-	verbose bool
-	streams Streams
+	dataDir  string
+	binDir   string
+	provider string
+	verbose  bool
+	streams  Streams
 }
 
 // Main runs oplab with the process's arguments and returns its exit code.
@@ -69,6 +70,7 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f := root.PersistentFlags()
 	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
+	f.StringVar(&g.provider, "provider", cluster.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClusterCmd(g),
@@ -90,11 +92,11 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// provider returns the embedded cluster provider configured by the flags.
+// provider returns the cluster provider chosen and configured by the flags.
 func (g *globals) provider() (*cluster.Provider, error) {
 	return cluster.NewProvider(
 		cluster.ProviderWithLogger(g.logger()),
-		cluster.ProviderWithEmbedded(g.binDir, g.dataDir),
+		cluster.ProviderByName(g.provider, g.binDir, g.dataDir),
 	)
 }
 
