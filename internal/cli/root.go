@@ -26,11 +26,11 @@ type Streams struct {
 
 // globals are the flags every command shares.
 type globals struct {
-	dataDir  string
-	binDir   string
-	provider string
-	verbose  bool
-	streams  Streams
+	dataDir      string
+	binDir       string
+	providerName string
+	verbose      bool
+	streams      Streams
 }
 
 // Main runs oplab with the process's arguments and returns its exit code.
@@ -70,7 +70,7 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f := root.PersistentFlags()
 	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
-	f.StringVar(&g.provider, "provider", cluster.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
+	f.StringVar(&g.providerName, "provider", cluster.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClusterCmd(g),
@@ -96,7 +96,7 @@ func (g *globals) logger() *slog.Logger {
 func (g *globals) provider() (*cluster.Provider, error) {
 	return cluster.NewProvider(
 		cluster.ProviderWithLogger(g.logger()),
-		cluster.ProviderByName(g.provider, g.binDir, g.dataDir),
+		cluster.ProviderByName(g.providerName, g.binDir, g.dataDir),
 	)
 }
 

@@ -29,8 +29,6 @@ import (
 	"sync"
 	"time"
 
-	kindcluster "sigs.k8s.io/kind/pkg/cluster"
-
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
 
