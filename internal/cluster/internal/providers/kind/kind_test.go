@@ -173,3 +173,18 @@ func TestCheckName(t *testing.T) {
 		}
 	}
 }
+
+func TestNormalizeRef(t *testing.T) {
+	for ref, want := range map[string]string{
+		"postgres:15":                   "docker.io/library/postgres:15",
+		"kindest/node:v1":               "docker.io/kindest/node:v1",
+		"oplab.dev/pg-operator:0.1.0":   "oplab.dev/pg-operator:0.1.0",
+		"localhost/x:1":                 "localhost/x:1",
+		"registry.k8s.io/pause:3.10":    "registry.k8s.io/pause:3.10",
+		"docker.io/library/postgres:15": "docker.io/library/postgres:15",
+	} {
+		if got := normalizeRef(ref); got != want {
+			t.Errorf("normalizeRef(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
