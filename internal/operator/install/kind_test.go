@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,32 +19,39 @@ import (
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
 
-// TestKindOperatorRunsRealPostgres installs the chart on a kind cluster,
-// where the operator runs as the chart's Deployment from its image and
-// controls real PostgreSQL servers over SQL: a two-instance
-// PostgresCluster becomes Ready with one primary and one streaming replica,
-// and a row written on the primary is read on the replica. Gated: see
-// clustertest.NewKindProvider.
-func TestKindOperatorRunsRealPostgres(t *testing.T) {
-	c := clustertest.NewKind(t)
-	k := kubeCmd{bin: clustertest.BinDir(t), kubeconfig: c.Kubeconfig}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
-	defer cancel()
+var pgGVR = schema.GroupVersionResource{Group: "databases.example.com", Version: "v1", Resource: "postgresclusters"}
+
+// kindSession is a kind cluster with the operator installed from its image
+// and a two-instance PostgresCluster "db" Ready: what a lab session on kind
+// starts from.
+type kindSession struct {
+	c   *clustertest.Cluster
+	k   kubeCmd
+	dyn dynamic.Interface
+	// Durations of the steps, for logs and benchmarks.
+	cluster, install, postgres time.Duration
+}
+
+func newKindSession(ctx context.Context, tb testing.TB) *kindSession {
+	tb.Helper()
+	start := time.Now()
+	c := clustertest.NewKind(tb)
+	s := &kindSession{c: c, k: kubeCmd{bin: clustertest.BinDir(tb), kubeconfig: c.Kubeconfig}, dyn: dynamic.NewForConfigOrDie(c.Config)}
+	s.cluster = time.Since(start)
+
 	in, err := ForCluster(c.Provider, c.Name, "", Options{Timeout: 5 * time.Minute})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if in.opts.Host != nil || in.opts.Preload == nil {
-		t.Fatal("on kind the installer must load the images and run the operator's Deployment, not a host process")
+		tb.Fatal("on kind the installer must load the images and run the operator's Deployment, not a host process")
 	}
-	start := time.Now()
+	start = time.Now()
 	if _, err := in.Install(ctx); err != nil {
-		t.Fatalf("install: %v", err)
+		tb.Fatalf("install: %v\n%s", err, s.k.diagnosis(ctx))
 	}
-	t.Logf("images loaded and operator Deployment ready in %s", time.Since(start).Round(time.Second))
+	s.install = time.Since(start)
 
-	dyn := dynamic.NewForConfigOrDie(c.Config)
-	gvr := schema.GroupVersionResource{Group: "databases.example.com", Version: "v1", Resource: "postgresclusters"}
 	pgc := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "databases.example.com/v1",
 		"kind":       "PostgresCluster",
@@ -55,34 +63,83 @@ func TestKindOperatorRunsRealPostgres(t *testing.T) {
 			"resources": map[string]any{"requests": map[string]any{"memory": "128Mi", "cpu": "100m"}},
 		},
 	}}
-	if _, err := dyn.Resource(gvr).Namespace("default").Create(ctx, pgc, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("create PostgresCluster: %v", err)
-	}
 	start = time.Now()
+	if _, err := s.dyn.Resource(pgGVR).Namespace("default").Create(ctx, pgc, metav1.CreateOptions{}); err != nil {
+		tb.Fatalf("create PostgresCluster: %v", err)
+	}
+	s.waitReady(ctx, tb, "")
+	s.postgres = time.Since(start)
+	tb.Logf("kind session ready: cluster %s, images and operator %s, PostgresCluster %s",
+		s.cluster.Round(time.Second), s.install.Round(time.Second), s.postgres.Round(time.Second))
+	return s
+}
+
+// waitReady waits until db is Ready with both instances and a primary
+// other than notPrimary, and returns the primary.
+func (s *kindSession) waitReady(ctx context.Context, tb testing.TB, notPrimary string) string {
+	tb.Helper()
 	var status map[string]any
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, err := dyn.Resource(gvr).Namespace("default").Get(ctx, "db", metav1.GetOptions{})
+	var primary string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := s.dyn.Resource(pgGVR).Namespace("default").Get(ctx, "db", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		status, _, _ = unstructured.NestedMap(got.Object, "status")
 		ready, _, _ := unstructured.NestedInt64(got.Object, "status", "readyReplicas")
-		return ready == 2 && conditionTrue(got, "Ready"), nil
+		primary, _, _ = unstructured.NestedString(got.Object, "status", "currentPrimary")
+		return ready == 2 && conditionTrue(got, "Ready") && primary != "" && primary != notPrimary, nil
 	})
 	if err != nil {
-		t.Fatalf("PostgresCluster db not Ready with 2 instances: %v; status %v\noperator log:\n%s", err, status, k.diagnosis(ctx))
+		tb.Fatalf("PostgresCluster db not Ready with 2 instances (and a primary other than %q): %v; status %v\n%s", notPrimary, err, status, s.k.diagnosis(ctx))
 	}
-	t.Logf("PostgresCluster Ready in %s", time.Since(start).Round(time.Second))
+	return primary
+}
 
-	// Real servers: one primary, one replica in recovery, and replication
-	// carries a row from the one to the other.
+// TestKindOperatorRunsRealPostgres: on kind the operator runs as the
+// chart's Deployment from its image and controls real PostgreSQL servers
+// over SQL: the PostgresCluster becomes Ready with one primary and one
+// streaming replica, and a row written on the primary is read on the
+// replica. Then the data plane survives a failover: the primary's pod is
+// deleted, the replica is promoted (pg_promote), the row is still there
+// and the new primary takes writes. Gated: see clustertest.NewKindProvider.
+func TestKindOperatorRunsRealPostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
+	defer cancel()
+	s := newKindSession(ctx, t)
+	primary, replica := s.roles(ctx, t)
+	s.k.mustPSQL(ctx, t, primary, "create table kindtest(v text); insert into kindtest values ('before the chaos')")
+	if got := s.readEventually(ctx, replica, "select v from kindtest"); got != "before the chaos" {
+		t.Fatalf("row on the replica %s: got %q, want %q", replica, got, "before the chaos")
+	}
+
+	start := time.Now()
+	if out, err := s.k.run(ctx, "delete", "pod", primary, "--wait=false"); err != nil {
+		t.Fatalf("delete the primary's pod: %v: %s", err, out)
+	}
+	newPrimary := s.waitReady(ctx, t, primary)
+	t.Logf("failover: %s deleted, %s primary and both instances Ready after %s", primary, newPrimary, time.Since(start).Round(time.Second))
+	if got := s.k.mustPSQL(ctx, t, newPrimary, "select pg_is_in_recovery()"); got != "f" {
+		t.Errorf("new primary %s: pg_is_in_recovery() = %q, want f", newPrimary, got)
+	}
+	if got := s.k.mustPSQL(ctx, t, newPrimary, "select v from kindtest"); got != "before the chaos" {
+		t.Errorf("row after failover on %s: got %q, want %q", newPrimary, got, "before the chaos")
+	}
+	s.k.mustPSQL(ctx, t, newPrimary, "insert into kindtest values ('after the chaos')")
+	// The old primary's pod came back as a replica of the new primary.
+	if got := s.readEventually(ctx, primary, "select count(*) from kindtest"); got != "2" {
+		t.Errorf("rows on the rejoined %s: got %q, want 2", primary, got)
+	}
+}
+
+// roles returns the primary and the replica pod of db, by asking the
+// servers themselves.
+func (s *kindSession) roles(ctx context.Context, t *testing.T) (primary, replica string) {
+	t.Helper()
 	roles := map[string]string{}
 	for _, pod := range []string{"db-0", "db-1"} {
-		roles[pod] = k.mustPSQL(ctx, t, pod, "select pg_is_in_recovery()")
-	}
-	var primary, replica string
-	for pod, inRecovery := range roles {
-		switch inRecovery {
+		roles[pod] = s.k.mustPSQL(ctx, t, pod, "select pg_is_in_recovery()")
+		switch roles[pod] {
 		case "f":
 			primary = pod
 		case "t":
@@ -92,15 +149,57 @@ func TestKindOperatorRunsRealPostgres(t *testing.T) {
 	if primary == "" || replica == "" {
 		t.Fatalf("pg_is_in_recovery per pod: got %v, want one f (primary) and one t (replica)", roles)
 	}
-	k.mustPSQL(ctx, t, primary, "create table kindtest(v text); insert into kindtest values ('written on the primary')")
+	return primary, replica
+}
+
+// readEventually runs a query on pod until it answers (replication and a
+// restarting server take a moment), and returns the last answer.
+func (s *kindSession) readEventually(ctx context.Context, pod, sql string) string {
 	var got string
-	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
-		got, _ = k.psql(ctx, replica, "select v from kindtest")
-		return got == "written on the primary", nil
+	_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, err := s.k.psql(ctx, pod, sql)
+		got = out
+		return err == nil && out != "" && !strings.Contains(out, "does not exist"), nil
 	})
-	if err != nil {
-		t.Errorf("row on the replica %s: got %q, want %q", replica, got, "written on the primary")
+	return got
+}
+
+// BenchmarkKindSessionReady measures what a lab session on kind waits for:
+// cluster created, images loaded, operator ready, PostgresCluster Ready
+// with real PostgreSQL; and the node container's memory then. Compare
+// BenchmarkLabStartToFirstExercise on embedded. Gated like the tests.
+func BenchmarkKindSessionReady(b *testing.B) {
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(b.Context(), 25*time.Minute)
+		start := time.Now()
+		s := newKindSession(ctx, b)
+		b.ReportMetric(time.Since(start).Seconds(), "s/ready")
+		b.ReportMetric(s.cluster.Seconds(), "s-cluster")
+		b.ReportMetric(s.postgres.Seconds(), "s-postgres")
+		if mib, err := nodeMemory(ctx, s.c.Name); err == nil {
+			b.ReportMetric(mib, "MiB-node")
+		} else {
+			b.Logf("node memory: %v", err)
+		}
+		cancel()
 	}
+}
+
+// nodeMemory is the memory use of the cluster's control-plane container as
+// the engine reports it, in MiB.
+func nodeMemory(ctx context.Context, name string) (float64, error) {
+	out, err := exec.CommandContext(ctx, "docker", "stats", "--no-stream", "--format", "{{.MemUsage}}", "oplab-"+name+"-control-plane").Output()
+	if err != nil {
+		return 0, err
+	}
+	usage, _, _ := strings.Cut(strings.TrimSpace(string(out)), " /")
+	for unit, f := range map[string]float64{"GiB": 1024, "MiB": 1, "KiB": 1.0 / 1024} {
+		if v, ok := strings.CutSuffix(usage, unit); ok {
+			n, err := strconv.ParseFloat(v, 64)
+			return n * f, err
+		}
+	}
+	return 0, fmt.Errorf("unknown memory figure %q", usage)
 }
 
 func conditionTrue(obj *unstructured.Unstructured, typ string) bool {
@@ -129,7 +228,7 @@ func (k kubeCmd) psql(ctx context.Context, pod, sql string) (string, error) {
 		fmt.Sprintf(`psql -U "$POSTGRES_USER" -d postgres -v ON_ERROR_STOP=1 -tAc %q`, sql))
 }
 
-func (k kubeCmd) mustPSQL(ctx context.Context, t *testing.T, pod, sql string) string {
+func (k kubeCmd) mustPSQL(ctx context.Context, t testing.TB, pod, sql string) string {
 	t.Helper()
 	out, err := k.psql(ctx, pod, sql)
 	if err != nil {
@@ -142,5 +241,5 @@ func (k kubeCmd) mustPSQL(ctx context.Context, t *testing.T, pod, sql string) st
 func (k kubeCmd) diagnosis(ctx context.Context) string {
 	log, _ := k.run(ctx, "logs", "-n", Namespace, "deploy/"+Deployment, "--tail", "40")
 	pods, _ := k.run(ctx, "get", "pods", "-A", "-o", "wide")
-	return log + "\n\npods:\n" + pods
+	return "operator log:\n" + log + "\n\npods:\n" + pods
 }
