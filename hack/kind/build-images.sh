@@ -115,8 +115,8 @@ build_node() {
         lib/systemd/system/sockets.target.wants/*initctl* lib/systemd/system/basic.target.wants/* &&
       echo "ReadKMsg=no" >> etc/systemd/journald.conf &&
       ln -sf /usr/lib/systemd/systemd sbin/init)
-    chroot "$dir" systemctl enable kubelet.service containerd.service undo-mount-hacks.service >/dev/null 2>&1
-    chroot "$dir" systemctl mask systemd-binfmt.service >/dev/null 2>&1
+    chroot "$dir" systemctl enable kubelet.service containerd.service undo-mount-hacks.service >/dev/null
+    chroot "$dir" systemctl mask systemd-binfmt.service >/dev/null
     mkdir -p "$dir/etc/kubernetes/manifests" "$dir/opt/cni/bin" "$dir/etc/cni/net.d"
     for p in "$dir"/usr/lib/cni/*; do ln -sf "/usr/lib/cni/$(basename "$p")" "$dir/opt/cni/bin/"; done
     install -m 0755 "$ctd"/containerd "$ctd"/ctr "$ctd"/containerd-shim-runc-v2 "$dir/usr/local/bin/"
@@ -148,13 +148,16 @@ build_node() {
   local prov_image helper_image
   prov_image=$(echo "$storage_images" | sed -n 1p); helper_image=$(echo "$storage_images" | sed -n 2p)
   scratch_image "$prov_image" "$ckey" "" "$lp/local-path-provisioner"
+  # The helper pod runs /bin/sh scripts (mkdir, rm): busybox from Debian.
   if ! fresh "$helper_image" "$ckey"; then
+    info "$helper_image"
     local bb; bb=$(mktemp -d)
-    (cd "$bb" && apt-get download -qq busybox-static >/dev/null && dpkg-deb -x busybox-static_*.deb x)
-    ln -s busybox "$bb/x/bin/sh"
-    for a in mkdir rm chmod ls cat; do ln -s busybox "$bb/x/bin/$a"; done
-    mv "$bb/x/bin"/* "$bb/"; rmdir "$bb/x/bin" || true
-    scratch_image "$helper_image" "$ckey" "ENV PATH=/usr/local/bin" "$bb"/busybox "$bb"/sh "$bb"/mkdir "$bb"/rm "$bb"/chmod "$bb"/ls "$bb"/cat
+    (cd "$bb" && apt-get download -qq busybox-static 2>/dev/null && dpkg-deb -x busybox-static_*.deb x)
+    mkdir -p "$bb/ctx/root/bin" "$bb/ctx/root/tmp"; chmod 1777 "$bb/ctx/root/tmp"
+    cp "$bb/x/bin/busybox" "$bb/ctx/root/bin/"
+    for a in sh mkdir rm rmdir chmod ls cat mv cp; do ln -s busybox "$bb/ctx/root/bin/$a"; done
+    printf 'FROM scratch\nCOPY root/ /\nENV PATH=/bin\n' > "$bb/ctx/Dockerfile"
+    build_ctx "$helper_image" "$ckey" "$bb/ctx"
     rm -rf "$bb"
   fi
   # kube-proxy needs iptables: the node's Debian rootfs with the binary and
