@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +117,44 @@ func nodeReady(n corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// ProviderByName picks the backend the CLI's --provider names; the kind
+// backend is built without touching any engine, and image loading is
+// refused where containers do not run.
+func TestProviderByName(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		want     string
+		wantErr  string
+		loadsImg bool
+	}{
+		{name: "embedded", want: "embedded"},
+		{name: "kind", want: "kind", loadsImg: true},
+		{name: "minikube", wantErr: `unknown cluster provider "minikube"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := cluster.NewProvider(cluster.ProviderByName(tt.name, dir, dir))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := p.Info()
+			if info.Name != tt.want || info.Capabilities.LoadImages != tt.loadsImg || info.Capabilities.RealContainers != tt.loadsImg {
+				t.Errorf("got %+v, want backend %s with image loading and real containers %v", info, tt.want, tt.loadsImg)
+			}
+			if !tt.loadsImg {
+				if err := p.LoadImages(context.Background(), "x", "img:1"); !errors.Is(err, cluster.ErrUnsupported) {
+					t.Errorf("LoadImages on %s: got %v, want ErrUnsupported", tt.name, err)
+				}
+			}
+		})
+	}
 }
