@@ -66,7 +66,7 @@ ensure_packages() {
 # start_private_dockerd: a dockerd of its own, leaving any other engine alone.
 start_private_dockerd() {
   mkdir -p "$STATE/data" "$STATE/exec"
-  if wait_for_engine "unix://$private_sock" 0; then
+  if DOCKER_HOST=unix://$private_sock docker info >/dev/null 2>&1; then
     info "private dockerd already running on $private_sock"
     return
   fi
@@ -78,14 +78,14 @@ start_private_dockerd() {
     --host "unix://$private_sock" --bridge=none --iptables=false --ip-masq=false \
     --default-address-pool base=10.213.0.0/16,size=24 \
     --add-runtime "oplab-runc=$STATE/runc-wrapper" --default-runtime oplab-runc \
-    >"$STATE/dockerd.log" 2>&1 </dev/null &
+    >>"$STATE/dockerd.log" 2>&1 </dev/null &
   wait_for_engine "unix://$private_sock" 60 || die "the private dockerd did not start: see $STATE/dockerd.log"
 }
 
 start_system_dockerd() {
   step "starting dockerd"
   mkdir -p "$STATE"
-  setsid dockerd --pidfile "$STATE/system-dockerd.pid" >"$STATE/system-dockerd.log" 2>&1 </dev/null &
+  setsid dockerd --pidfile "$STATE/system-dockerd.pid" >>"$STATE/system-dockerd.log" 2>&1 </dev/null &
   wait_for_engine "unix:///var/run/docker.sock" 60 || die "dockerd did not start: see $STATE/system-dockerd.log"
 }
 
