@@ -62,7 +62,9 @@ images: ## Build kind's node image, PostgreSQL 15 and the operator images offlin
 	eval "$$(./hack/kind/env.sh)" && $(KIND_NICE) ./hack/kind/build-images.sh
 
 test-kind: controlplane build ## Run the kind tests: a real kind cluster, the operator and PostgreSQL pods
-	eval "$$(./hack/kind/env.sh)" && $(KIND_NICE) ./hack/kind/build-images.sh && \
+	eval "$$(./hack/kind/env.sh)" && \
+	  trap '[ -z "$${OPLAB_KIND_STARTED:-}" ] || ./hack/kind/env.sh stop' EXIT && \
+	  $(KIND_NICE) ./hack/kind/build-images.sh && \
 	  OPLAB_KIND_TEST=1 OPLAB_KIND_NODE_IMAGE=$${OPLAB_KIND_NODE_IMAGE:-$(KIND_IMAGE)} \
 	  $(GO) test -count=1 -timeout 40m -run 'Kind' ./internal/cluster/ ./internal/operator/install/
 

@@ -15,7 +15,8 @@
 #   - cgroup v1: the kind config sets the kubelet's failCgroupV1: false.
 # The kind config is written to $STATE/kind-config.yaml and exported as
 # OPLAB_KIND_CONFIG, which the kind provider takes as its cluster config.
-# Progress goes to stderr; only `export` lines go to stdout.
+# Progress goes to stderr; only `export` lines go to stdout, among them
+# OPLAB_KIND_STARTED=1 when this run started a dockerd.
 # `hack/kind/env.sh stop` stops the dockerd this script started.
 source "$(dirname "$0")/lib.sh"
 
@@ -80,6 +81,7 @@ start_private_dockerd() {
     --add-runtime "oplab-runc=$STATE/runc-wrapper" --default-runtime oplab-runc \
     >>"$STATE/dockerd.log" 2>&1 </dev/null &
   wait_for_engine "unix://$private_sock" 60 || die "the private dockerd did not start: see $STATE/dockerd.log"
+  started=1
 }
 
 start_system_dockerd() {
@@ -87,6 +89,7 @@ start_system_dockerd() {
   mkdir -p "$STATE"
   setsid dockerd --pidfile "$STATE/system-dockerd.pid" >>"$STATE/system-dockerd.log" 2>&1 </dev/null &
   wait_for_engine "unix:///var/run/docker.sock" 60 || die "dockerd did not start: see $STATE/system-dockerd.log"
+  started=1
 }
 
 write_kind_config() {
@@ -113,6 +116,7 @@ write_kind_config() {
 }
 
 host=""
+started=""
 if [ -n "${DOCKER_HOST:-}" ] && docker info >/dev/null 2>&1 && ! cap_sys_resource_missing; then
   step "using the engine at DOCKER_HOST=$DOCKER_HOST"
   host=$DOCKER_HOST
@@ -135,6 +139,9 @@ else
   fi
 fi
 [ -z "$host" ] || echo "export DOCKER_HOST=$host"
+# Tells a caller (make test-kind) that this run started the engine, so it
+# can stop it again with `hack/kind/env.sh stop`.
+[ -z "$started" ] || echo "export OPLAB_KIND_STARTED=1"
 if cgroup_v1 || cap_sys_resource_missing; then
   cfg=$(write_kind_config)
   info "kind config for this machine: $cfg"
