@@ -24,7 +24,7 @@ gobuild_at() {
   rm -rf "$work"
 }
 
-kube_dir=$BINCACHE/kube-$KUBE_VERSION-$(hash_of "$KIND_HACK/nodebins/go.sum")
+kube_dir=$BINCACHE/kube-$KUBE_VERSION-$(hash_of "$KIND_HACK/nodebins/go.sum")-cgo
 if ! built "$kube_dir"; then
   step "kubelet, kubeadm, kubectl, kube-apiserver, -controller-manager, -scheduler, -proxy $KUBE_VERSION and etcd (the slow one: ~15 min of CPU)"
   mkdir -p "$kube_dir"
@@ -34,11 +34,15 @@ if ! built "$kube_dir"; then
     ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  (cd "$KIND_HACK/nodebins" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$kube_dir/" \
+  # Built as the control plane of hack/build-controlplane.sh is (cgo as
+  # the toolchain's default, -trimpath), so most packages come from its
+  # build cache; the binaries then link glibc, and their images are based on
+  # the node's Debian tree rather than on an empty image.
+  (cd "$KIND_HACK/nodebins" && go build -trimpath -ldflags "$ldflags" -o "$kube_dir/" \
     k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kubeadm k8s.io/kubernetes/cmd/kubectl \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kube-proxy)
-  (cd "$KIND_HACK/nodebins" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$kube_dir/etcd" go.etcd.io/etcd/server/v3)
+  (cd "$KIND_HACK/nodebins" && go build -trimpath -ldflags "-s -w" -o "$kube_dir/etcd" go.etcd.io/etcd/server/v3)
   touch "$kube_dir/.done"
 fi
 echo "$kube_dir" > "$BINCACHE/kube.path"

@@ -70,7 +70,7 @@ scratch_image() {
   printf 'root:x:0:\nnogroup:x:65534:\n' > "$ctx/root/etc/group"
   echo 'hosts: files dns' > "$ctx/root/etc/nsswitch.conf"
   for f in "$@"; do cp -a "$f" "$ctx/root/usr/local/bin/"; done
-  printf 'FROM scratch\nCOPY root/ /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n%s\n' "$body" > "$ctx/Dockerfile"
+  printf 'FROM %s\nCOPY root/ /\nENV PATH=/usr/local/bin:/usr/bin:/bin\n%s\n' "${FROM_IMAGE:-scratch}" "$body" > "$ctx/Dockerfile"
   build_ctx "$tag" "$key" "$ctx"
   rm -rf "$ctx"
 }
@@ -136,10 +136,13 @@ build_node() {
   step "component images"
   local ckey; ckey=$(echo "$node_key" | cut -c1-12)
   local reg=registry.k8s.io
-  for c in kube-apiserver kube-controller-manager kube-scheduler; do
-    scratch_image "$reg/$c:$KUBE_VERSION" "$ckey" "" "$kube/$c"
+  # The Kubernetes binaries and etcd link glibc (see build-binaries.sh):
+  # their images share the node's Debian tree as their one base layer.
+  for c in kube-apiserver kube-controller-manager kube-scheduler etcd; do
+    local tag=$reg/$c:$KUBE_VERSION; [ $c != etcd ] || tag=$reg/etcd:$etcd_version
+    FROM_IMAGE=$base scratch_image "$tag" "$ckey" 'ENTRYPOINT []
+CMD []' "$kube/$c"
   done
-  scratch_image "$reg/etcd:$etcd_version" "$ckey" "" "$kube/etcd"
   scratch_image "$reg/coredns/coredns:$dns_version" "$ckey" 'ENTRYPOINT ["/usr/local/bin/coredns"]' "$dns/coredns"
   scratch_image "$reg/pause:$pause_version" "$ckey" 'ENTRYPOINT ["/usr/local/bin/pause"]' "$pause/pause"
   docker tag "$reg/pause:$pause_version" "$reg/pause:3.10" # kind's containerd config pins 3.10
