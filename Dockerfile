@@ -1,9 +1,9 @@
 # Images of oplab's programs, built without a registry: the binaries are
-# built on the host first (static, CGO_ENABLED=0) and copied in, so no
+# built on the host first (statically linked) and copied in, so no
 # stage starts FROM an image that would have to be pulled. `make images`
 # does both steps (hack/kind/build-operator-image.sh):
 #
-#   CGO_ENABLED=0 go build -trimpath -o <ctx>/ ./cmd/...
+#   go build -ldflags "-linkmode external -extldflags -static" -o <ctx>/ ./cmd/...
 #   docker build -f Dockerfile --target pg-operator -t oplab.dev/pg-operator:0.1.0 <ctx>
 #   docker build -f Dockerfile --target oplab -t oplab.dev/oplab:0.1.0 <ctx>
 #
@@ -12,6 +12,8 @@
 FROM scratch AS base
 COPY passwd /etc/passwd
 COPY group /etc/group
+# Go's own DNS resolver: the static binaries carry no working glibc one.
+ENV GODEBUG=netdns=go
 USER 65532:65532
 
 # The reference PostgreSQL operator, as the chart's Deployment runs it.
