@@ -33,7 +33,7 @@ func TestPostgresImage(t *testing.T) {
 	var out string
 	var err error
 	for range 60 {
-		out, err = docker("exec", name, "psql", "-U", "postgres", "-h", "127.0.0.1", "-tAc", "show max_connections")
+		out, err = docker("exec", name, "psql", "-U", "postgres", "-tAc", "show max_connections")
 		if err == nil {
 			break
 		}
