@@ -4,6 +4,7 @@
 # copied into images on an empty base. Skipped when an image with the same
 # inputs (label oplab.key) exists.
 source "$(dirname "$0")/lib.sh"
+shopt -s nullglob
 export DOCKER_BUILDKIT=0
 cd "$ROOT"
 version=$(sed -nE 's/^appVersion: *"?([^"]+)"?/\1/p' charts/pg-operator/Chart.yaml)
