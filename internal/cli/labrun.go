@@ -78,7 +78,6 @@ func newLabListCmd(_ *globals) *cobra.Command {
 func newLabStartCmd(g *globals) *cobra.Command {
 	var (
 		f        sessionFlags
-		provider string
 		langFlag string
 	)
 	cmd := &cobra.Command{
@@ -97,9 +96,6 @@ oplab lab stop.`,
 			if err != nil {
 				return err
 			}
-			if provider != "embedded" {
-				return fmt.Errorf("unknown provider %q (available: embedded)", provider)
-			}
 			l, err := parseLang(langFlag)
 			if err != nil {
 				return err
@@ -116,7 +112,7 @@ oplab lab stop.`,
 			s := newStyle(out)
 			var progress session.Progress
 			if !asJSON {
-				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], provider)
+				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
 				progress = sessionPrinter(out, s)
 			}
 			if err := cleanEnded(cmd.Context(), m, progress); err != nil {
@@ -137,7 +133,6 @@ oplab lab stop.`,
 	}
 	f.add(cmd)
 	cmd.Flags().Lookup("session").Hidden = true
-	cmd.Flags().StringVar(&provider, "provider", "embedded", "cluster provider: embedded")
 	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the lab's texts: en, ko")
 	return cmd
 }
