@@ -4,7 +4,13 @@
 # hack/kind/nodebins/go.mod), containerd, CoreDNS, local-path-provisioner and
 # pause. Each lands in $CACHE/kind/bin/<name>-<version>/ and is skipped when
 # already there, so a second run is a no-op.
+#
+#   hack/kind/build-binaries.sh [kube|containerd|coredns|local-path|pause]...  (default: all)
 source "$(dirname "$0")/lib.sh"
+
+want=("$@"); [ ${#want[@]} -gt 0 ] || want=(kube containerd coredns local-path pause)
+# wanted NAME: true when NAME is to be built by this run.
+wanted() { [[ " ${want[*]} " == *" $1 "* ]]; }
 
 COREDNS_VERSION=$(kubeadm_const CoreDNSVersion)
 mkdir -p "$BINCACHE"
@@ -25,7 +31,7 @@ gobuild_at() {
 }
 
 kube_dir=$BINCACHE/kube-$KUBE_VERSION-$(hash_of "$KIND_HACK/nodebins/go.sum")-cgo
-if ! built "$kube_dir"; then
+if wanted kube && ! built "$kube_dir"; then
   step "kubelet, kubeadm, kubectl, kube-apiserver, -controller-manager, -scheduler, -proxy $KUBE_VERSION and etcd (the slow one: ~15 min of CPU)"
   mkdir -p "$kube_dir"
   major=${KUBE_VERSION#v}; minor=${major#*.}; major=${major%%.*}; minor=${minor%%.*}
@@ -48,7 +54,7 @@ fi
 echo "$kube_dir" > "$BINCACHE/kube.path"
 
 ctd_dir=$BINCACHE/containerd-$CONTAINERD_VERSION
-if ! built "$ctd_dir"; then
+if wanted containerd && ! built "$ctd_dir"; then
   step "containerd $CONTAINERD_VERSION"
   LDX="-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION"
   gobuild_at github.com/containerd/containerd/v2@$CONTAINERD_VERSION "$ctd_dir" "no_btrfs no_devmapper no_zfs" \
@@ -59,7 +65,7 @@ fi
 echo "$ctd_dir" > "$BINCACHE/containerd.path"
 
 dns_dir=$BINCACHE/coredns-$COREDNS_VERSION
-if ! built "$dns_dir"; then
+if wanted coredns && ! built "$dns_dir"; then
   step "coredns $COREDNS_VERSION"
   LDX=""
   gobuild_at github.com/coredns/coredns@$COREDNS_VERSION "$dns_dir" "" github.com/coredns/coredns
@@ -68,7 +74,7 @@ fi
 echo "$dns_dir" > "$BINCACHE/coredns.path"
 
 lp_dir=$BINCACHE/local-path-provisioner-$LOCAL_PATH_VERSION
-if ! built "$lp_dir"; then
+if wanted local-path && ! built "$lp_dir"; then
   step "local-path-provisioner $LOCAL_PATH_VERSION"
   LDX="-X main.VERSION=$LOCAL_PATH_VERSION"
   gobuild_at github.com/rancher/local-path-provisioner@$LOCAL_PATH_VERSION "$lp_dir" "" github.com/rancher/local-path-provisioner
@@ -77,7 +83,7 @@ fi
 echo "$lp_dir" > "$BINCACHE/local-path-provisioner.path"
 
 pause_dir=$BINCACHE/pause-$(hash_of "$KIND_HACK/pause/main.go")
-if ! built "$pause_dir"; then
+if wanted pause && ! built "$pause_dir"; then
   step "pause"
   mkdir -p "$pause_dir"
   (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$pause_dir/pause" ./hack/kind/pause)
