@@ -24,9 +24,19 @@ built() { [ -e "$1/.done" ]; }
 gobuild_at() {
   local modver=$1 out=$2 tags=$3; shift 3
   local work; work=$(mktemp -d)
-  (cd "$work" && go mod init oplab.dev/tmpbuild >/dev/null 2>&1 &&
+  if ! (cd "$work" && go mod init oplab.dev/tmpbuild >/dev/null 2>&1 &&
     go get "$modver" >/dev/null &&
-    CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "$@")
+    CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "$@"); then
+    # Some modules only build with their own replace directives (or their
+    # vendor directory): build a copy of the module itself.
+    info "building $modver inside a copy of the module"
+    rm -rf "$work"; work=$(mktemp -d)
+    local dir; dir=$(cd "$ROOT" && go mod download -json "$modver" | jq -r .Dir)
+    cp -r "$dir/." "$work/"; chmod -R u+w "$work"
+    local pkgs=() mod=${modver%@*}
+    for p in "$@"; do pkgs+=(".${p#"$mod"}"); done
+    (cd "$work" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "${pkgs[@]}")
+  fi
   rm -rf "$work"
 }
 
