@@ -19,24 +19,17 @@ mkdir -p "$BINCACHE"
 built() { [ -e "$1/.done" ]; }
 
 # gobuild_at MODULE@VERSION OUTDIR TAGS PKG...: builds packages of a module
-# at a version in a throwaway main module (so the module's own replace
-# directives do not stop it), statically.
+# at a version statically, in a copy of the module itself, so its own
+# go.sum, replace directives and vendor directory apply.
 gobuild_at() {
   local modver=$1 out=$2 tags=$3; shift 3
-  local work; work=$(mktemp -d)
-  if ! (cd "$work" && go mod init oplab.dev/tmpbuild >/dev/null 2>&1 &&
-    go get "$modver" >/dev/null &&
-    CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "$@"); then
-    # Some modules only build with their own replace directives (or their
-    # vendor directory): build a copy of the module itself.
-    info "building $modver inside a copy of the module"
-    rm -rf "$work"; work=$(mktemp -d)
-    local dir; dir=$(cd "$ROOT" && go mod download -json "$modver" | jq -r .Dir)
-    cp -r "$dir/." "$work/"; chmod -R u+w "$work"
-    local pkgs=() mod=${modver%@*}
-    for p in "$@"; do pkgs+=(".${p#"$mod"}"); done
-    (cd "$work" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "${pkgs[@]}")
-  fi
+  local work dir pkgs=() mod=${modver%@*}
+  work=$(mktemp -d)
+  dir=$(cd "$ROOT" && go mod download -json "$modver" | jq -r .Dir)
+  [ -d "$dir" ] || die "go mod download $modver gave no directory"
+  cp -r "$dir/." "$work/"; chmod -R u+w "$work"
+  for p in "$@"; do pkgs+=(".${p#"$mod"}"); done
+  (cd "$work" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "${pkgs[@]}")
   rm -rf "$work"
 }
 
