@@ -32,10 +32,11 @@ private_pid=$STATE/dockerd.pid
 
 if [ "${1:-}" = stop ]; then
   for pidfile in "$private_pid" "$STATE/system-dockerd.pid"; do
-    if [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
-      step "stopping dockerd $(cat "$pidfile")"
-      kill "$(cat "$pidfile")"
-      for _ in $(seq 60); do kill -0 "$(cat "$pidfile")" 2>/dev/null || break; sleep 0.5; done
+    pid=$(cat "$pidfile" 2>/dev/null || true)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      step "stopping dockerd $pid"
+      kill "$pid"
+      for _ in $(seq 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
       rm -f "$pidfile"
     fi
   done
