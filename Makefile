@@ -38,7 +38,8 @@ run: controlplane build ## Build what is needed and start the lab server
 
 test: controlplane build ## Run the whole test suite against real components
 	./scripts/ensure-postgres.sh
-	$(MAKE) --no-print-directory verify-generated
+	./scripts/ensure-bwrap.sh
+	$(MAKE) --no-print-directory verify-generated verify-tidy verify-fresh-modules
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
@@ -98,3 +99,18 @@ verify-generated: ## Fail when the generated CRD, RBAC or deepcopy code is stale
 	    echo "generated files are stale: run 'make generate' and commit the result" >&2; exit 1; \
 	  fi; \
 	done
+
+# ---- guards of the fresh-machine promise ------------------------------------
+GO_MODULES := . hack/tools hack/tools/bench hack/tools/controlplane
+
+.PHONY: verify-tidy verify-fresh-modules
+
+verify-tidy: ## Fail when go.mod or go.sum of oplab or a tool module is not tidy
+	@for m in $(GO_MODULES); do \
+	  if ! d=$$(cd $$m && $(GO) mod tidy -diff 2>&1); then \
+	    echo "$$d"; echo "$$m/go.mod is not tidy: run 'go mod tidy' in $$m and commit the result" >&2; exit 1; \
+	  fi; \
+	done
+
+verify-fresh-modules: ## Run the build's module steps against an empty module cache (no network)
+	./hack/verify-fresh-modules.sh

@@ -90,6 +90,7 @@ func newClusterListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			g.healSessions(cmd.Context())
 			list, err := p.List(cmd.Context())
 			if err != nil {
 				return err

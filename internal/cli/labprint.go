@@ -9,16 +9,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
-	"oplab.dev/oplab/internal/store"
 )
 
 // runCtx is what a session command works with.
 type runCtx struct {
+	l        *local
 	m        *session.Manager
 	id       string
-	st       *session.Status
+	st       *localStatus
 	out      io.Writer
 	s        style
 	json     bool
@@ -45,21 +46,21 @@ func withSession(cmd *cobra.Command, g *globals, f *sessionFlags, fn func(*runCt
 	if err != nil {
 		return err
 	}
-	m, closeStore, err := g.sessions(cmd.Context())
+	l, closeApp, err := g.sessions(cmd.Context())
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	id, err := resolve(cmd.Context(), m, f.id)
+	defer closeApp()
+	id, err := resolve(cmd.Context(), l, f.id)
 	if err != nil {
 		return err
 	}
-	st, err := m.Status(cmd.Context(), id)
+	st, err := l.Status(cmd.Context(), id)
 	if err != nil {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	r := &runCtx{m: m, id: id, st: st, out: out, s: newStyle(out), json: asJSON}
+	r := &runCtx{l: l, m: l.Sessions, id: id, st: st, out: out, s: newStyle(out), json: asJSON}
 	if !asJSON {
 		r.progress = sessionPrinter(out, r.s)
 	}
@@ -75,9 +76,9 @@ func sessionPrinter(w io.Writer, s style) session.Progress {
 			case !st.Done:
 				fmt.Fprintf(w, " %s %s ...\n", s.dim("•"), st.Message)
 			case st.Error != "":
-				fmt.Fprintf(w, " %s %s (%.1fs): %s\n", s.bad("✗"), st.Message, st.Elapsed.Seconds(), st.Error)
+				fmt.Fprintf(w, " %s %s (%.1fs): %s\n", s.bad("✗"), st.Message, st.Elapsed.Duration().Seconds(), st.Error)
 			default:
-				fmt.Fprintf(w, " %s %s (%.1fs)\n", s.ok("✓"), st.Message, st.Elapsed.Seconds())
+				fmt.Fprintf(w, " %s %s (%.1fs)\n", s.ok("✓"), st.Message, st.Elapsed.Duration().Seconds())
 			}
 			return
 		}
@@ -90,7 +91,7 @@ func sessionPrinter(w io.Writer, s style) session.Progress {
 	}
 }
 
-func printKubeconfig(w io.Writer, s style, st *session.Status) {
+func printKubeconfig(w io.Writer, s style, st *localStatus) {
 	if st.Kubeconfig == "" {
 		return
 	}
@@ -99,12 +100,12 @@ func printKubeconfig(w io.Writer, s style, st *session.Status) {
 }
 
 // printExercise prints the current exercise and what to do next.
-func printExercise(w io.Writer, s style, m *session.Manager, st *session.Status) error {
+func printExercise(w io.Writer, s style, c *course.Course, st *session.Status) error {
 	if st.State == session.Completed {
-		fmt.Fprintf(w, "\n%s Every exercise of lab %s passed. Take the quiz: oplab quiz %s\n", s.ok("★"), st.Lab, quizOf(m, st))
+		fmt.Fprintf(w, "\n%s Every exercise of lab %s passed. Take the quiz: oplab quiz %s\n", s.ok("★"), st.Lab, quizOf(c, st))
 		return nil
 	}
-	l, err := m.Lab(st.Lab)
+	l, err := c.Lab(st.Lab)
 	if err != nil || st.Exercise >= len(l.Exercises) {
 		return err
 	}
@@ -120,24 +121,27 @@ func printExercise(w io.Writer, s style, m *session.Manager, st *session.Status)
 	return nil
 }
 
-func quizOf(m *session.Manager, st *session.Status) string {
-	if l, err := m.Lab(st.Lab); err == nil && l.Quiz != "" {
+func quizOf(c *course.Course, st *session.Status) string {
+	if l, err := c.Lab(st.Lab); err == nil && l.Quiz != "" {
 		return l.Quiz
 	}
 	return st.Lab
 }
 
-func printStatus(w io.Writer, s style, m *session.Manager, st *session.Status) {
+func printStatus(w io.Writer, s style, c *course.Course, st *localStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Session\t%s (lab %s, %s provider)\n", st.ID, st.Lab, st.Provider)
 	fmt.Fprintf(tw, "State\t%s\n", stateText(s, st.State))
 	if st.Error != "" {
 		fmt.Fprintf(tw, "Error\t%s\n", st.Error)
 	}
+	if st.Notice != "" {
+		fmt.Fprintf(tw, "Notice\t%s\n", st.Notice)
+	}
 	if st.ExerciseID != "" {
 		title := st.ExerciseID
-		if l, err := m.Lab(st.Lab); err == nil {
-			title += " — " + l.Exercises[st.Exercise].Title.In(lang(st))
+		if l, err := c.Lab(st.Lab); err == nil {
+			title += " — " + l.Exercises[st.Exercise].Title.In(lang(&st.Status))
 		}
 		fmt.Fprintf(tw, "Exercise\t%d/%d %s\n", st.Exercise+1, st.Exercises, title)
 	} else {
@@ -163,12 +167,12 @@ func printStatus(w io.Writer, s style, m *session.Manager, st *session.Status) {
 	fmt.Fprintln(tw, "  ITEM\tSCORE\tPASSED\tTIME TO RECOVERY")
 	for _, r := range st.Results {
 		item := r.Item
-		if r.Kind == store.ResultQuiz {
+		if r.Kind == session.ResultQuiz {
 			item = "quiz " + r.Item
 		}
 		ttr := "-"
 		if r.Recovery > 0 {
-			ttr = r.Recovery.Round(time.Millisecond).String()
+			ttr = r.Recovery.Duration().String()
 		}
 		fmt.Fprintf(tw, "  %s\t%d/%d\t%s\t%s\n", item, r.Score, r.Total, s.mark(r.Passed), ttr)
 	}
@@ -189,7 +193,7 @@ func stateText(s style, st session.State) string {
 
 func clock(t time.Time) string { return t.Local().Format("15:04:05") }
 
-func printCheck(w io.Writer, s style, m *session.Manager, res *session.CheckResult) {
+func printCheck(w io.Writer, s style, c *course.Course, res *session.CheckResult) {
 	lg := lang(res.Status)
 	fmt.Fprintf(w, "Goals of exercise %s\n", res.Exercise)
 	for _, r := range res.Report.Results {
@@ -208,11 +212,15 @@ func printCheck(w io.Writer, s style, m *session.Manager, res *session.CheckResu
 		return
 	}
 	if res.Recovery > 0 {
-		fmt.Fprintf(w, "%s Recovered: time to recovery %s\n", s.ok("✓"), s.bold(res.Recovery.Round(time.Millisecond).String()))
+		fmt.Fprintf(w, "%s Recovered: time to recovery %s (T1 %s, %s)\n", s.ok("✓"), s.bold(res.Recovery.Duration().String()),
+			res.T1.Local().Format("15:04:05.000"), t1Source(res.T1Source))
+		for _, ev := range res.T1Evidence {
+			fmt.Fprintf(w, "    %s\n", s.dim(ev))
+		}
 	} else {
 		fmt.Fprintf(w, "%s Every goal passed\n", s.ok("✓"))
 	}
-	_ = printExercise(w, s, m, res.Status)
+	_ = printExercise(w, s, c, res.Status)
 }
 
 func printHints(w io.Writer, s style, lg locale.Lang, res *session.HintResult) {
@@ -238,9 +246,6 @@ func listSessions(cmd *cobra.Command, m *session.Manager, asJSON bool) error {
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
-		if list == nil {
-			list = []store.Session{}
-		}
 		return writeJSON(out, list)
 	}
 	if len(list) == 0 {
@@ -270,9 +275,6 @@ func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON boo
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
-		if evs == nil {
-			evs = []store.Event{}
-		}
 		return writeJSON(out, evs)
 	}
 	s := newStyle(out)
@@ -280,8 +282,8 @@ func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON boo
 	fmt.Fprintln(tw, "TIME\tKIND\tEXERCISE\tWHAT")
 	for _, ev := range evs {
 		what := ev.Message
-		if st, ok := session.DecodeStep(ev); ok && st.Error != "" {
-			what = s.bad(what + ": " + st.Error)
+		if ev.Step != nil && ev.Step.Error != "" {
+			what = s.bad(what + ": " + ev.Step.Error)
 		}
 		ex := ev.Exercise
 		if ex == "" {
@@ -290,4 +292,53 @@ func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON boo
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ev.At.Local().Format("15:04:05.000"), ev.Kind, ex, what)
 	}
 	return tw.Flush()
+}
+
+// t1Source says in words how the moment of recovery was found.
+func t1Source(src string) string {
+	switch src {
+	case session.T1Watched:
+		return "watched: oplab saw the goals come to hold"
+	case session.T1Evidence:
+		return "from the cluster's evidence: nothing watched as the goals came to hold"
+	}
+	return "the moment of this check: nothing recorded when the goals came to hold"
+}
+
+// printCatalogue prints the labs, one a line, with where the learner
+// stands in each.
+func printCatalogue(w io.Writer, s style, labs []session.LabEntry) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tEXERCISES\tUP TO\tYOU\tTITLE")
+	for _, l := range labs {
+		title := l.Title
+		if len(l.Missing) > 0 {
+			title += s.warn(fmt.Sprintf(" (needs %s)", strings.Join(l.Missing, ", ")))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", l.ID, l.Exercises, l.TimeLimit.Duration(), standing(s, l), title)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nStart one with: oplab lab start ID")
+}
+
+// standing says where the learner stands in a lab, in a few words.
+func standing(s style, l session.LabEntry) string {
+	p := l.Progress
+	switch p.State {
+	case session.ProgressInProgress:
+		return s.warn(fmt.Sprintf("exercise %d/%d", min(p.Exercise+1, l.Exercises), l.Exercises))
+	case session.ProgressCompleted:
+		text := fmt.Sprintf("done %d/%d", p.Score, p.Total)
+		var ttr []string
+		for _, r := range p.Results {
+			if r.Kind == session.ResultExercise && r.Recovery > 0 {
+				ttr = append(ttr, r.Recovery.Duration().String())
+			}
+		}
+		if len(ttr) > 0 {
+			text += ", recovered in " + strings.Join(ttr, ", ")
+		}
+		return s.ok(text)
+	}
+	return "-"
 }

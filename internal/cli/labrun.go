@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
 )
@@ -30,43 +26,36 @@ func parseLang(s string) (locale.Lang, error) {
 	return l, nil
 }
 
-func newLabListCmd(_ *globals) *cobra.Command {
+func newLabListCmd(g *globals) *cobra.Command {
 	var f sessionFlags
 	var langFlag string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the labs",
+		Short: "List the labs: what each is, how long it takes, and where you stand in it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			asJSON, err := f.json()
 			if err != nil {
 				return err
 			}
-			l, err := parseLang(langFlag)
+			lg, err := parseLang(langFlag)
 			if err != nil {
 				return err
 			}
-			labs, errs := lab.LoadAll(course.Embedded().Labs)
-			if len(errs) > 0 {
-				return fmt.Errorf("load labs: %w", errs[0])
+			a, err := g.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			labs, err := a.Sessions.Catalogue(cmd.Context(), offlineLearner, lg)
+			if err != nil {
+				return err
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				pub := make([]lab.Public, 0, len(labs))
-				for _, x := range labs {
-					pub = append(pub, x.Public())
-				}
-				return writeJSON(out, pub)
+				return writeJSON(out, labs)
 			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tEXERCISES\tTITLE")
-			for _, x := range labs {
-				fmt.Fprintf(tw, "%s\t%d\t%s\n", x.ID, len(x.Exercises), x.Title.In(l))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			fmt.Fprintln(out, "\nStart one with: oplab lab start ID")
+			printCatalogue(out, newStyle(out), labs)
 			return nil
 		},
 	}
@@ -100,11 +89,12 @@ oplab lab stop.`,
 			if err != nil {
 				return err
 			}
-			m, closeStore, err := g.sessions(cmd.Context())
+			a, closeApp, err := g.sessionsOn(cmd.Context(), g.config())
 			if err != nil {
 				return err
 			}
-			defer closeStore()
+			defer closeApp()
+			m := a.Sessions
 			if _, err := m.Lab(args[0]); err != nil {
 				return err
 			}
@@ -115,7 +105,7 @@ oplab lab stop.`,
 				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
 				progress = sessionPrinter(out, s)
 			}
-			if err := cleanEnded(cmd.Context(), m, progress); err != nil {
+			if err := m.ReleaseEnded(cmd.Context(), offlineLearner, progress); err != nil {
 				return err
 			}
 			start := time.Now()
@@ -123,12 +113,13 @@ oplab lab stop.`,
 			if err != nil {
 				return friendly(err)
 			}
+			ls := a.withPath(cmd.Context(), st)
 			if asJSON {
-				return writeJSON(out, st)
+				return writeJSON(out, ls)
 			}
 			fmt.Fprintf(out, "\n%s Lab %s is ready: session %s (%.1fs).\n", s.ok("✓"), st.Lab, st.ID, time.Since(start).Seconds())
-			printKubeconfig(out, s, st)
-			return printExercise(out, s, m, st)
+			printKubeconfig(out, s, ls)
+			return printExercise(out, s, a.Course, st)
 		},
 	}
 	f.add(cmd)
@@ -152,30 +143,30 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, closeStore, err := g.sessions(cmd.Context())
+			a, closeApp, err := g.sessions(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer closeStore()
+			defer closeApp()
 			out := cmd.OutOrStdout()
 			if all {
-				return listSessions(cmd, m, asJSON)
+				return listSessions(cmd, a.Sessions, asJSON)
 			}
-			id, err := resolve(cmd.Context(), m, f.id)
+			id, err := resolve(cmd.Context(), a, f.id)
 			if err != nil {
 				return err
 			}
 			if timeline {
-				return printTimeline(cmd, m, id, asJSON)
+				return printTimeline(cmd, a.Sessions, id, asJSON)
 			}
-			st, err := m.Status(cmd.Context(), id)
+			st, err := a.Status(cmd.Context(), id)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(out, st)
 			}
-			printStatus(out, newStyle(out), m, st)
+			printStatus(out, newStyle(out), a.Course, st)
 			return nil
 		},
 	}
@@ -235,7 +226,7 @@ func newLabCheckCmd(g *globals) *cobra.Command {
 						return err
 					}
 				} else {
-					printCheck(r.out, r.s, r.m, res)
+					printCheck(r.out, r.s, r.l.Course, res)
 				}
 				if !res.Passed {
 					return fmt.Errorf("exercise %s: %d of %d points, %s", res.Exercise, res.Report.Score, res.Report.Total, notYet(res))
@@ -263,7 +254,7 @@ func newLabHintCmd(g *globals) *cobra.Command {
 				if r.json {
 					return writeJSON(r.out, res)
 				}
-				printHints(r.out, r.s, lang(r.st), res)
+				printHints(r.out, r.s, lang(&r.st.Status), res)
 				return nil
 			})
 		},
@@ -319,29 +310,6 @@ func newLabStopCmd(g *globals) *cobra.Command {
 	}
 	f.add(cmd)
 	return cmd
-}
-
-// cleanEnded deletes the clusters that the learner's ended sessions still
-// have (a completed lab keeps its cluster for the quiz until the next one
-// starts); their results stay.
-func cleanEnded(ctx context.Context, m *session.Manager, progress session.Progress) error {
-	list, err := m.Sessions(ctx, offlineLearner)
-	if err != nil {
-		return err
-	}
-	for _, rec := range list {
-		if !session.State(rec.State).Terminal() {
-			continue
-		}
-		st, err := m.Status(ctx, rec.ID)
-		if err != nil || st.Kubeconfig == "" {
-			continue
-		}
-		if _, err := m.Stop(ctx, rec.ID, "", progress); err != nil {
-			return fmt.Errorf("delete the cluster of ended session %s: %w", rec.ID, err)
-		}
-	}
-	return nil
 }
 
 // notYet says that a check failed, in the words of its exercise.

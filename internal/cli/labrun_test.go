@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/session"
-	"oplab.dev/oplab/internal/store"
 )
 
 // labBinDir returns a bin directory with the control plane of
@@ -47,9 +47,9 @@ func (l *learner) must(args ...string) string {
 	return out
 }
 
-func (l *learner) status() session.Status {
+func (l *learner) status() localStatus {
 	l.t.Helper()
-	var st session.Status
+	var st localStatus
 	out := l.must("lab", "status", "-o", "json")
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		l.t.Fatalf("lab status -o json: %v\n%s", err, out)
@@ -173,16 +173,20 @@ func TestLabSession(t *testing.T) {
 		}
 	}
 	if !res.Passed || res.Recovery <= 0 || res.Report.Score != res.Report.Total || res.Status.State != session.Completed {
-		t.Fatalf("check after the repair: got passed %v, recovery %s, %d/%d, state %s; want all passed and completed\n%s",
+		t.Fatalf("check after the repair: got passed %v, recovery %d ms, %d/%d, state %s; want all passed and completed\n%s",
 			res.Passed, res.Recovery, res.Report.Score, res.Report.Total, res.Status.State, out)
 	}
 	done := l.status()
 	if len(done.Results) != 1 || done.Results[0].Item != "restore-permissions" || !done.Results[0].Passed || done.Results[0].Recovery != res.Recovery {
-		t.Errorf("results: got %+v, want restore-permissions passed in %s", done.Results, res.Recovery)
+		t.Errorf("results: got %+v, want restore-permissions passed in %d ms", done.Results, res.Recovery)
 	}
 	out = l.must("lab", "status")
-	if !strings.Contains(out, "TIME TO RECOVERY") || !strings.Contains(out, res.Recovery.Round(time.Millisecond).String()) {
-		t.Errorf("status lacks the time to recovery %s:\n%s", res.Recovery, out)
+	if !strings.Contains(out, "TIME TO RECOVERY") || !strings.Contains(out, res.Recovery.Duration().String()) {
+		t.Errorf("status lacks the time to recovery %s:\n%s", res.Recovery.Duration(), out)
+	}
+	out = l.must("lab", "list")
+	if !regexp.MustCompile(fmt.Sprintf(`rbac\s+1\s+\S+\s+done %d/%d, recovered in `, res.Report.Score, res.Report.Total) + regexp.QuoteMeta(res.Recovery.Duration().String())).MatchString(out) {
+		t.Errorf("lab list lacks rbac done with its time to recovery %s:\n%s", res.Recovery.Duration(), out)
 	}
 	if _, err := l.run("lab", "chaos"); err == nil || !strings.Contains(err.Error(), "has ended") {
 		t.Errorf("chaos after completion: got %v, want 'has ended'", err)
@@ -207,7 +211,7 @@ func TestLabSession(t *testing.T) {
 	if final.State != session.Completed || final.Kubeconfig != "" || len(final.Results) != 2 {
 		t.Errorf("after stop: got state %s, kubeconfig %q, %d results; want completed, none, exercise and quiz", final.State, final.Kubeconfig, len(final.Results))
 	}
-	var list []store.Session
+	var list []session.Summary
 	if err := json.Unmarshal([]byte(l.must("lab", "status", "--all", "-o", "json")), &list); err != nil || len(list) != 1 {
 		t.Errorf("status --all -o json: %v, %d sessions; want 1", err, len(list))
 	}

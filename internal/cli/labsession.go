@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
@@ -17,8 +19,8 @@ import (
 )
 
 // offlineLearner is the learner of sessions started from the command
-// line: one person at their own machine.
-const offlineLearner = "local"
+// line: the person at this machine.
+const offlineLearner = app.LocalLearner
 
 // sessionFlags are the flags of the commands that act on a session.
 type sessionFlags struct {
@@ -41,50 +43,87 @@ func (f *sessionFlags) json() (bool, error) {
 	return false, fmt.Errorf("unknown output format %q: use json, or leave it out for text", f.output)
 }
 
-// sessions opens the store and returns a session manager; close releases
-// the store.
-func (g *globals) sessions(ctx context.Context) (m *session.Manager, closeFn func(), err error) {
-	p, err := g.provider()
+// config is the application's configuration from the flags.
+func (g *globals) config() app.Config {
+	return app.Config{DataDir: g.dataDir, BinDir: g.binDir, Provider: g.providerName, Logger: g.logger()}
+}
+
+// open builds the application layer on the course built into oplab.
+func (g *globals) open(ctx context.Context) (*app.App, error) {
+	return app.Open(ctx, g.config())
+}
+
+// openCourse builds the application layer on the course in src.
+func (g *globals) openCourse(ctx context.Context, src course.Sources) (*app.App, error) {
+	c := g.config()
+	c.Course = src
+	return app.Open(ctx, c)
+}
+
+// local is the application as the person at this machine uses it: their
+// sessions' statuses come with the path of the cluster's kubeconfig, for
+// their own kubectl.
+type local struct {
+	*app.App
+}
+
+// localStatus is a session's status with its kubeconfig's path while its
+// cluster lives (what `oplab lab status -o json` prints).
+type localStatus struct {
+	session.Status
+	Kubeconfig string `json:"kubeconfigPath,omitempty"`
+}
+
+// Status reads session id with its kubeconfig's path.
+func (l *local) Status(ctx context.Context, id string) (*localStatus, error) {
+	st, err := l.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return l.withPath(ctx, st), nil
+}
+
+func (l *local) withPath(ctx context.Context, st *session.Status) *localStatus {
+	ls := &localStatus{Status: *st}
+	if st.ClusterLive {
+		ls.Kubeconfig, _ = l.Sessions.KubeconfigPath(ctx, st.ID)
+	}
+	return ls
+}
+
+// sessions builds the application layer; close releases it.
+func (g *globals) sessions(ctx context.Context) (l *local, closeFn func(), err error) {
+	return g.sessionsOn(ctx, g.config())
+}
+
+// sessionsOn is sessions with configuration c.
+func (g *globals) sessionsOn(ctx context.Context, c app.Config) (l *local, closeFn func(), err error) {
+	a, err := app.Open(ctx, c)
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := store.OpenDir(ctx, g.dataDir)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err = session.New(session.Options{
-		Store: st, Provider: p, Labs: course.Embedded().Labs, BinDir: g.binDir, Logger: g.logger(),
-		// Two oplab commands in two terminals take turns on a session.
-		LockDir: filepath.Join(g.dataDir, "locks"),
-	})
-	if err != nil {
-		st.Close()
-		return nil, nil, err
-	}
-	return m, func() { st.Close() }, nil
+	return &local{App: a}, func() { a.Close() }, nil
 }
 
 // resolve returns the session id flag's session, or else the learner's
-// active session, or else their newest one (which may have ended: its
-// status and results stay readable), with errors that say what to do.
-func resolve(ctx context.Context, m *session.Manager, id string) (string, error) {
-	if id != "" {
-		if _, err := m.Status(ctx, id); err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return "", fmt.Errorf("no session %q (oplab lab status --all lists them)", id)
-			}
-			return "", err
-		}
-		return id, nil
-	}
-	id, err := m.Latest(ctx, offlineLearner)
+// active session, or else their newest one, with errors that say what to
+// do.
+func resolve(ctx context.Context, l *local, id string) (string, error) {
+	got, err := l.Sessions.Resolve(ctx, offlineLearner, id)
+	return got, explainResolve(err, id)
+}
+
+// explainResolve rewrites an error of Resolve with what the learner can do.
+func explainResolve(err error, id string) error {
 	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return fmt.Errorf("no session %q (oplab lab status --all lists them)", id)
 	case errors.Is(err, session.ErrNoSession):
-		return "", errors.New("no session: start one with `oplab lab start ID` (oplab lab list shows the labs)")
+		return errors.New("no session: start one with `oplab lab start ID` (oplab lab list shows the labs)")
 	case errors.Is(err, session.ErrSeveralSessions):
-		return "", fmt.Errorf("%w: pick one with --session ID", err)
+		return fmt.Errorf("%w: pick one with --session ID", err)
 	}
-	return id, err
+	return err
 }
 
 // friendly rewrites a session error with what the learner can do next.
@@ -115,4 +154,22 @@ func lang(st *session.Status) locale.Lang {
 		return l
 	}
 	return locale.En
+}
+
+// healSessions fails the sessions that an oplab which is gone left
+// provisioning (deleting their clusters) and finishes interrupted stops,
+// before the clusters are listed; it does nothing where no session was
+// ever stored.
+func (g *globals) healSessions(ctx context.Context) {
+	if _, err := os.Stat(filepath.Join(g.dataDir, store.FileName)); err != nil {
+		return
+	}
+	m, closeStore, err := g.sessions(ctx)
+	if err != nil {
+		return
+	}
+	defer closeStore()
+	if err := m.Sessions.Heal(ctx, ""); err != nil {
+		g.logger().Warn("heal sessions", "err", err)
+	}
 }

@@ -24,7 +24,7 @@ func TestLabStartInterrupted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st session.Status
+	var st localStatus
 	if err := json.Unmarshal([]byte(stdout), &st); err != nil {
 		t.Fatalf("status -o json: %v\n%s", err, stdout)
 	}

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/session"
@@ -43,16 +41,16 @@ and the score is recorded with your session.`,
 			if err != nil {
 				return err
 			}
-			q, err := loadQuiz(args[0])
+			a, err := g.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			m, closeStore, err := g.sessions(cmd.Context())
+			defer a.Close()
+			q, err := a.Course.Quiz(args[0])
 			if err != nil {
 				return err
 			}
-			defer closeStore()
-			id, err := quizSession(cmd.Context(), m, f.id)
+			id, err := quizSession(cmd.Context(), a.Sessions, f.id)
 			if err != nil {
 				return err
 			}
@@ -68,12 +66,12 @@ and the score is recorded with your session.`,
 			}
 			var res *quiz.Result
 			if id != "" {
-				if res, err = m.Quiz(cmd.Context(), id, q, answers); err != nil {
-					return err
-				}
+				res, err = a.Sessions.Quiz(cmd.Context(), id, q.ID, answers)
 			} else {
-				r := quiz.Grade(cmd.Context(), q, answers, nil)
-				res = &r
+				res, err = a.Sessions.GradeQuiz(cmd.Context(), q.ID, answers)
+			}
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return writeJSON(out, map[string]any{"session": id, "result": res})
@@ -87,37 +85,15 @@ and the score is recorded with your session.`,
 	return cmd
 }
 
-func loadQuiz(id string) (*quiz.Quiz, error) {
-	src := course.Embedded().Quizzes
-	ids, err := quiz.IDs(src)
-	if err != nil {
-		return nil, err
-	}
-	if !slices.Contains(ids, id) {
-		return nil, fmt.Errorf("unknown quiz %q (quizzes: %s)", id, strings.Join(ids, ", "))
-	}
-	q, errs := quiz.Load(src, id)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("load quiz %s: %w", id, errors.Join(errs...))
-	}
-	return q, nil
-}
-
 // quizSession picks the session a quiz is recorded with: the one named,
 // else the learner's active or newest one, else none (the quiz is graded
 // but not recorded).
 func quizSession(ctx context.Context, m *session.Manager, id string) (string, error) {
-	if id != "" {
-		return resolve(ctx, m, id)
-	}
-	id, err := m.Latest(ctx, offlineLearner)
-	switch {
-	case errors.Is(err, session.ErrNoSession):
+	got, err := m.Resolve(ctx, offlineLearner, id)
+	if id == "" && errors.Is(err, session.ErrNoSession) {
 		return "", nil
-	case errors.Is(err, session.ErrSeveralSessions):
-		return "", fmt.Errorf("%w: pick one with --session ID", err)
 	}
-	return id, err
+	return got, explainResolve(err, id)
 }
 
 // ask asks every question and reads the answers, asking again after an
@@ -137,12 +113,12 @@ func ask(w io.Writer, s style, in *bufio.Reader, q *quiz.Quiz, lg locale.Lang) (
 			if line == "" && err != nil {
 				return nil, fmt.Errorf("the quiz ended at question %d of %d, before it was answered: nothing was recorded", i+1, len(p.Questions))
 			}
-			got, problem := parseAnswer(qq, line)
-			if problem == "" {
+			got, err := quiz.ParseAnswer(qq, line)
+			if err == nil {
 				answers[qq.ID] = got
 				break
 			}
-			fmt.Fprintln(w, s.warn(problem))
+			fmt.Fprintln(w, s.warn(capitalize(err.Error())+"."))
 		}
 	}
 	return answers, nil
@@ -156,34 +132,6 @@ func prompt(typ string) string {
 		return "Your answer (every right letter, e.g. a,c): "
 	}
 	return "Your answer (from your cluster): "
-}
-
-// parseAnswer reads one answer; problem says what is wrong with it.
-func parseAnswer(q quiz.PublicQuestion, line string) (answer []string, problem string) {
-	line = strings.TrimSpace(line)
-	if line == "" {
-		return nil, "Give an answer."
-	}
-	if q.Type == quiz.Cluster {
-		return []string{line}, ""
-	}
-	var ids []string
-	for _, c := range q.Choices {
-		ids = append(ids, c.ID)
-	}
-	fields := strings.FieldsFunc(strings.ToLower(line), func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
-	for _, f := range fields {
-		if !slices.Contains(ids, f) {
-			return nil, fmt.Sprintf("%q is not a choice (choose from %s).", f, strings.Join(ids, ", "))
-		}
-		if !slices.Contains(answer, f) {
-			answer = append(answer, f)
-		}
-	}
-	if q.Type == quiz.Single && len(answer) != 1 {
-		return nil, "Choose exactly one."
-	}
-	return answer, ""
 }
 
 func printQuizResult(w io.Writer, s style, q *quiz.Quiz, res *quiz.Result, lg locale.Lang, sessionID string) {

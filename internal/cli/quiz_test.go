@@ -9,39 +9,6 @@ import (
 	"oplab.dev/oplab/internal/quiz"
 )
 
-func TestParseAnswer(t *testing.T) {
-	t.Parallel()
-	choices := []quiz.PublicChoice{{ID: "a"}, {ID: "b"}, {ID: "c"}}
-	single := quiz.PublicQuestion{Type: quiz.Single, Choices: choices}
-	multi := quiz.PublicQuestion{Type: quiz.Multiple, Choices: choices}
-	cluster := quiz.PublicQuestion{Type: quiz.Cluster}
-	tests := []struct {
-		name    string
-		q       quiz.PublicQuestion
-		line    string
-		want    string
-		problem string
-	}{
-		{"single", single, "b\n", "b", ""},
-		{"single, upper case and spaces", single, "  B \n", "b", ""},
-		{"single, two", single, "a,b", "", "Choose exactly one."},
-		{"single, not a choice", single, "d", "", `"d" is not a choice (choose from a, b, c).`},
-		{"empty", single, "\n", "", "Give an answer."},
-		{"multiple, commas", multi, "a,c", "a c", ""},
-		{"multiple, spaces and repeats", multi, "c a  c", "c a", ""},
-		{"multiple, one bad", multi, "a, x", "", `"x" is not a choice (choose from a, b, c).`},
-		{"cluster", cluster, " pod/prod-db-1 \n", "pod/prod-db-1", ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, problem := parseAnswer(tt.q, tt.line)
-			if strings.Join(got, " ") != tt.want || problem != tt.problem {
-				t.Errorf("got %q, %q; want %q, %q", got, problem, tt.want, tt.problem)
-			}
-		})
-	}
-}
-
 // TestAsk answers a quiz from a script, with one answer that is not one;
 // input that ends early is an error.
 func TestAsk(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/cluster"
 )
 
@@ -73,8 +74,10 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f.StringVar(&g.providerName, "provider", cluster.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
+		newClassCmd(g),
 		newClusterCmd(g),
 		newLabCmd(g),
+		newInstructorCmd(g),
 		newLogsCmd(g),
 		newOperatorCmd(g),
 		newQuizCmd(g),
@@ -94,10 +97,7 @@ func (g *globals) logger() *slog.Logger {
 
 // provider returns the cluster provider chosen and configured by the flags.
 func (g *globals) provider() (*cluster.Provider, error) {
-	return cluster.NewProvider(
-		cluster.ProviderWithLogger(g.logger()),
-		cluster.ProviderByName(g.providerName, g.binDir, g.dataDir),
-	)
+	return app.NewProvider(g.config())
 }
 
 // defaultDataDir is $OPLAB_DATA, else $XDG_DATA_HOME/oplab, else

@@ -1,18 +1,17 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/engine"
-	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/session"
 )
 
 func newLabSelftestCmd(g *globals) *cobra.Command {
@@ -42,53 +41,41 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 			if output != "" && output != "json" {
 				return fmt.Errorf("unknown output format %q: use json, or leave it out for text", output)
 			}
-			src := course.Embedded()
+			var src course.Sources
 			if path != "" {
 				var err error
 				if src, err = course.Find(path); err != nil {
 					return err
 				}
 			}
-			labs, err := selectLabs(src, args)
+			a, err := g.openCourse(cmd.Context(), src)
 			if err != nil {
 				return err
 			}
-			p, err := g.provider()
-			if err != nil {
-				return err
-			}
+			defer a.Close()
 			out := cmd.OutOrStdout()
-			var progress engine.Progress
+			o := session.SelfTestOptions{Labs: args, Keep: keep}
 			if output == "" {
-				progress = selftestPrinter(out)
+				steps := progressPrinter(out)
+				var once sync.Once
+				o.ClusterProgress = func(st cluster.Step) {
+					once.Do(func() { fmt.Fprintln(out, "Creating a cluster for the self-test") })
+					steps(st)
+				}
+				o.Progress = selftestPrinter(out)
+				o.LabStarted = func(id string) { fmt.Fprintf(out, "Self-testing lab %s\n", id) }
+				o.LabDone = func(rep *engine.SelfTestReport) { printSelftest(out, rep) }
 			}
-			e, done, err := selftestCluster(cmd.Context(), g, p, keep, out, progress)
+			run, err := a.Sessions.SelfTest(cmd.Context(), o)
+			if run != nil && run.Kept && output == "" {
+				if kc, kerr := a.Clusters.KubeconfigPath(run.Cluster); kerr == nil {
+					fmt.Fprintf(out, "Cluster %s kept: kubectl --kubeconfig %s get pgc\n", run.Cluster, shellQuote(kc))
+				}
+			}
 			if err != nil {
 				return err
 			}
-			defer done()
-			var reports []*engine.SelfTestReport
-			failed := 0
-			for _, l := range labs {
-				if progress != nil {
-					fmt.Fprintf(out, "Self-testing lab %s\n", l.ID)
-				}
-				rep, err := e.SelfTest(cmd.Context(), l, progress)
-				if err != nil {
-					return err
-				}
-				// The next lab starts from a clean cluster.
-				if err := e.Teardown(cmd.Context(), l, nil); err != nil {
-					return err
-				}
-				reports = append(reports, rep)
-				if !rep.Passed {
-					failed++
-				}
-				if output == "" {
-					printSelftest(out, rep)
-				}
-			}
+			reports := run.Reports
 			if output == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -96,8 +83,8 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 					return err
 				}
 			}
-			if failed > 0 {
-				return fmt.Errorf("selftest: %d of %d labs failed", failed, len(labs))
+			if run.Failed > 0 {
+				return fmt.Errorf("selftest: %d of %d labs failed", run.Failed, len(reports))
 			}
 			return nil
 		},
@@ -107,67 +94,6 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 	cmd.Flags().StringVar(&path, "course", "", "a course folder to take the labs from (default: the course built into oplab)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json")
 	return cmd
-}
-
-// selectLabs loads the labs named by ids, or every lab when ids is empty.
-func selectLabs(src course.Sources, ids []string) ([]*lab.Lab, error) {
-	if len(ids) == 0 {
-		labs, errs := lab.LoadAll(src.Labs)
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("load labs: %v", errs[0])
-		}
-		return labs, nil
-	}
-	var out []*lab.Lab
-	for _, id := range ids {
-		l, errs := lab.Load(src.Labs, id)
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("load lab %s: %v", id, errs[0])
-		}
-		out = append(out, l)
-	}
-	return out, nil
-}
-
-// selftestCluster creates the cluster the labs are self-tested on, one
-// after another, and returns an Engine on it and the function that deletes
-// it (unless keep).
-func selftestCluster(ctx context.Context, g *globals, p *cluster.Provider, keep bool, out io.Writer, progress engine.Progress) (*engine.Engine, func(), error) {
-	name := fmt.Sprintf("selftest-%d", time.Now().Unix()%100000)
-	var createProgress func(cluster.Step)
-	if progress != nil {
-		fmt.Fprintf(out, "Creating cluster %s\n", name)
-		createProgress = progressPrinter(out)
-	}
-	remove := func() {
-		// The command's context may be cancelled; the cluster must go anyway.
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		_ = p.Delete(dctx, name)
-	}
-	if err := p.Create(ctx, name, cluster.CreateWithProgress(createProgress)); err != nil {
-		remove()
-		return nil, nil, fmt.Errorf("create cluster %s: %w", name, err)
-	}
-	done := remove
-	if keep {
-		done = func() {
-			if kc, err := p.KubeconfigPath(name); err == nil && progress != nil {
-				fmt.Fprintf(out, "Cluster %s kept: kubectl --kubeconfig %s get pgc\n", name, kc)
-			}
-		}
-	}
-	cfg, err := p.RESTConfig(name)
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	e, err := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: name, BinDir: g.binDir, Logger: g.logger()})
-	if err != nil {
-		done()
-		return nil, nil, err
-	}
-	return e, done, nil
 }
 
 // selftestPrinter prints each finished step of a self-test.
@@ -196,7 +122,7 @@ func printSelftest(w io.Writer, rep *engine.SelfTestReport) {
 	fmt.Fprintf(w, "%s %s (setup %.1fs, total %.1fs)\n", verdict, rep.Lab, rep.Setup.Seconds(), rep.Elapsed.Seconds())
 	for _, ex := range rep.Exercises {
 		if ex.Passed {
-			fmt.Fprintf(w, "  ✓ %s (%.1fs)\n", ex.ID, ex.Elapsed.Seconds())
+			fmt.Fprintf(w, "  ✓ %s (%.1fs, %d shortcuts refused)\n", ex.ID, ex.Elapsed.Seconds(), len(ex.Shortcuts))
 		} else {
 			fmt.Fprintf(w, "  ✗ %s: %s\n", ex.ID, ex.Problem)
 		}

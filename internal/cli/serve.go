@@ -16,11 +16,21 @@ func newServeCmd(g *globals) *cobra.Command {
 		Short: "Start the lab server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := g.provider()
+			a, err := g.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			s, err := server.New(server.Config{Clusters: p, Web: web.FS, Logger: g.logger()})
+			defer a.Close()
+			// Sessions an oplab left behind when it stopped are failed and
+			// their clusters deleted before anyone is served.
+			rep, err := a.Recover(cmd.Context())
+			if err != nil {
+				g.logger().Warn("recover sessions", "err", err)
+			}
+			if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "recovered after an unclean stop: %d sessions failed, %d clusters deleted\n", len(rep.Failed), len(rep.Deleted))
+			}
+			s, err := server.New(server.Config{Clusters: a.Clusters, Web: web.FS, Logger: g.logger()})
 			if err != nil {
 				return err
 			}

@@ -37,10 +37,11 @@ type (
 
 // Cluster states.
 const (
-	StateRunning  = providers.StateRunning
-	StateDegraded = providers.StateDegraded
-	StateStopped  = providers.StateStopped
-	StateCreating = providers.StateCreating
+	StateRunning   = providers.StateRunning
+	StateDegraded  = providers.StateDegraded
+	StateStopped   = providers.StateStopped
+	StateCreating  = providers.StateCreating
+	StateAbandoned = providers.StateAbandoned
 )
 
 // Errors a caller can test for with errors.Is.

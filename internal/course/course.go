@@ -41,6 +41,13 @@ func Dir(root string) (Sources, error) {
 // Validate checks every lab, page and quiz and every reference between
 // them, and returns every problem found.
 func Validate(src Sources) []error {
+	_, _, errs := validate(src)
+	return errs
+}
+
+// validate is Validate returning the labs and quizzes it parsed, which are
+// the course's when there are no errors.
+func validate(src Sources) ([]*lab.Lab, map[string]*quiz.Quiz, []error) {
 	errs := lab.ValidateDir(src.Labs, lab.Refs{Content: src.Content, Quizzes: src.Quizzes})
 	labs, _ := lab.LoadAll(src.Labs)
 	// A lab that exists but does not validate is reported once, above,
@@ -55,7 +62,7 @@ func Validate(src Sources) []error {
 	errs = append(errs, checkQuizLabs(quizzes, labIDs)...)
 	errs = append(errs, checkPages(src.Content, labIDs)...)
 	errs = append(errs, checkLabText(labs, src.Content)...)
-	return errs
+	return labs, quizzes, errs
 }
 
 // dedupe drops from more the errors already in have (a quiz a lab refers

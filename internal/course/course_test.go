@@ -74,7 +74,7 @@ func TestValidateCatchesBrokenCourse(t *testing.T) {
 			replace(t, l, "failover/lab.yaml", "Follow the reconcile log", "Follow [the log](logs.md)")
 		}, `labs/failover/lab.yaml: exercises[0].instructions.en: link to page "logs"`},
 		{"unknown check kind", func(t *testing.T, l, _, _ fstest.MapFS) {
-			replace(t, l, "quota/lab.yaml", "kind: quotaPresent", "kind: quotaStillThere")
+			replace(t, l, "quota/lab.yaml", "kind: quotaEnforced", "kind: quotaStillThere")
 		}, `unknown check kind "quotaStillThere"`},
 		{"unknown action kind", func(t *testing.T, l, _, _ fstest.MapFS) {
 			replace(t, l, "rbac/lab.yaml", "kind: removeRoleVerbs", "kind: breakRole")
@@ -157,6 +157,13 @@ func TestCourseShape(t *testing.T) {
 	for id, l := range got {
 		if q := qs[l.Quiz]; q == nil || q.Lab != id {
 			t.Errorf("lab %s: quiz %q should exist and name the lab", id, l.Quiz)
+		}
+		n := 0
+		for _, ex := range l.Exercises {
+			n += len(ex.Shortcuts)
+		}
+		if n < 3 {
+			t.Errorf("lab %s: got %d known shortcuts, want at least 3 for its self-test to try", id, n)
 		}
 	}
 }

@@ -54,6 +54,10 @@ func actionFor(p any) (do, undo actionFn) {
 		}, nil
 	case *lab.Switchover:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.switchover(ctx, p.Target, p.Instance) }, nil
+	case *lab.PatchObject:
+		// Not undone: what a patch changes is the operator's to put back,
+		// or Reset's baseline.
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.patchObject(ctx, p) }, nil
 	}
 	return nil, nil
 }
@@ -125,6 +129,11 @@ func describeAction(s lab.Step) string {
 		return fmt.Sprintf("scale %s to %d", p.Cluster, p.Replicas)
 	case *lab.Switchover:
 		return fmt.Sprintf("switch %s over to %s", p.Cluster, p.Instance)
+	case *lab.PatchObject:
+		if p.Subresource != "" {
+			return fmt.Sprintf("patch the %s of %s %s", p.Subresource, p.Kind, p.Name)
+		}
+		return fmt.Sprintf("patch %s %s", p.Kind, p.Name)
 	}
 	return s.Kind
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 
 	"oplab.dev/oplab/internal/lab"
 )
@@ -77,6 +81,40 @@ func (e *Engine) deleteObject(ctx context.Context, p *lab.DeleteObject) error {
 	}
 	if err := ri.Delete(ctx, p.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
 		return fmt.Errorf("delete %s %s: %w", p.Kind, p.Name, err)
+	}
+	if !p.Wait {
+		return nil
+	}
+	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+		_, err := ri.Get(ctx, p.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s %s to be gone: %w", p.Kind, p.Name, err)
+	}
+	return nil
+}
+
+// patchObject merge-patches an object, or its status.
+func (e *Engine) patchObject(ctx context.Context, p *lab.PatchObject) error {
+	var patch map[string]any
+	if err := yaml.Unmarshal([]byte(p.Patch), &patch); err != nil {
+		return fmt.Errorf("patch of %s %s: %w", p.Kind, p.Name, err)
+	}
+	data, err := json.Marshal(patch)
+	if err != nil {
+		return fmt.Errorf("patch of %s %s: %w", p.Kind, p.Name, err)
+	}
+	ri, err := e.resource(p.APIVersion, p.Kind, p.Namespace)
+	if err != nil {
+		return err
+	}
+	var sub []string
+	if p.Subresource != "" {
+		sub = []string{p.Subresource}
+	}
+	if _, err := ri.Patch(ctx, p.Name, types.MergePatchType, data, metav1.PatchOptions{FieldManager: fieldManager}, sub...); err != nil {
+		return fmt.Errorf("patch %s %s: %w", p.Kind, p.Name, err)
 	}
 	return nil
 }

@@ -46,6 +46,12 @@ func checkFor(p any) checkFn {
 		}
 	case *lab.RoleLeastPrivilege:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.leastPrivilege(ctx, p) }
+	case *lab.QuotaEnforced:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.quotaEnforced(ctx, p) }
+	case *lab.SameCluster:
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) {
+			return e.sameCluster(ctx, p.Target, a)
+		}
 	case *lab.QuotaPresent:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.quotaPresent(ctx, p) }
 	case *lab.EventSeen:
@@ -53,7 +59,7 @@ func checkFor(p any) checkFn {
 	case *lab.LogLineSeen:
 		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.logLineSeen(ctx, p, a) }
 	case *lab.ClaimsBound:
-		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.claimsBound(ctx, p.Target) }
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.claimsBound(ctx, p) }
 	case *lab.ClaimsPending:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.claimsPending(ctx, p.Target) }
 	case *lab.ObjectExists:

@@ -12,6 +12,7 @@ import (
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/operator/instance"
 )
 
 // missing explains a failure to read the PostgresCluster.
@@ -72,6 +73,9 @@ func (e *Engine) primaryChanged(ctx context.Context, t lab.Target, a *Attempt) (
 	case was:
 		return false, fmt.Sprintf("the primary is still %s", was)
 	}
+	if why := e.notServing(ctx, t, now); why != "" {
+		return false, why
+	}
 	return true, fmt.Sprintf("the primary is now %s (it was %s)", now, was)
 }
 
@@ -83,14 +87,48 @@ func (e *Engine) primaryIs(ctx context.Context, t lab.Target, instance string) (
 	if cur := pgc.Status.CurrentPrimary; cur != instance {
 		return false, fmt.Sprintf("the primary is %q, want %s", cur, instance)
 	}
-	pod, err := e.cs.CoreV1().Pods(namespace(t)).Get(ctx, instance, metav1.GetOptions{})
-	if err != nil {
-		return false, fmt.Sprintf("the primary %s has no pod: %v", instance, err)
-	}
-	if role := pod.Labels[pgv1.LabelRole]; role != pgv1.RolePrimary {
-		return false, fmt.Sprintf("%s is the primary in status, but its pod is labelled role=%q", instance, role)
+	if why := e.notServing(ctx, t, instance); why != "" {
+		return false, why
 	}
 	return true, fmt.Sprintf("%s is the primary", instance)
+}
+
+// notServing says why instance, named primary in status, is not really
+// the primary, or returns "": its pod must carry the primary label and,
+// where the server is simulated, the server must have been promoted (a
+// status or a label edited by hand promotes nothing).
+func (e *Engine) notServing(ctx context.Context, t lab.Target, name string) string {
+	pod, err := e.cs.CoreV1().Pods(namespace(t)).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("the primary %s has no pod: %v", name, err)
+	}
+	if role := pod.Labels[pgv1.LabelRole]; role != pgv1.RolePrimary {
+		return fmt.Sprintf("%s is the primary in status, but its pod is labelled role=%q", name, role)
+	}
+	if role, sim := pod.Annotations[instance.AnnotationSimRole]; sim && role != pgv1.RolePrimary {
+		return fmt.Sprintf("%s is named primary, but its server is a %s: it was never promoted", name, role)
+	}
+	return ""
+}
+
+// sameCluster compares the PostgresCluster's UID with the one recorded
+// when chaos ran (or when the attempt began).
+func (e *Engine) sameCluster(ctx context.Context, t lab.Target, a *Attempt) (bool, string) {
+	was := a.ClusterAtT0
+	if was == "" {
+		was = a.Baseline.ClusterUID
+	}
+	if was == "" {
+		return false, fmt.Sprintf("no PostgresCluster %s was recorded when the exercise started, so its identity cannot be checked", t.Cluster)
+	}
+	pgc, err := e.cluster(ctx, t)
+	if err != nil {
+		return false, missing(t, err)
+	}
+	if string(pgc.UID) != was {
+		return false, fmt.Sprintf("PostgresCluster %s was deleted and created again: repair the cluster you were given, do not replace it", t.Cluster)
+	}
+	return true, fmt.Sprintf("PostgresCluster %s is the one the exercise began with", t.Cluster)
 }
 
 func (e *Engine) exactlyOnePrimary(ctx context.Context, t lab.Target) (bool, string) {
@@ -121,6 +159,9 @@ func (e *Engine) rwEndpointsAtPrimary(ctx context.Context, t lab.Target) (bool, 
 		return false, missing(t, err)
 	}
 	svc := t.Cluster + "-rw"
+	if why := e.rwSelectsByRole(ctx, t); why != "" {
+		return false, why
+	}
 	ready, err := e.rwTargets(ctx, t)
 	if err != nil {
 		return false, err.Error()
@@ -137,10 +178,35 @@ func (e *Engine) rwEndpointsAtPrimary(ctx context.Context, t lab.Target) (bool, 
 	return false, fmt.Sprintf("%s points at %s, want only the primary %s", svc, strings.Join(ready, ", "), primary)
 }
 
+// rwSelectsByRole says why the -rw Service does not select the primary by
+// its role label, or returns "": a selector pinned to one pod routes to it
+// whoever is primary after the next failover.
+func (e *Engine) rwSelectsByRole(ctx context.Context, t lab.Target) string {
+	svc, err := e.cs.CoreV1().Services(namespace(t)).Get(ctx, t.Cluster+"-rw", metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("cannot read Service %s-rw: %v", t.Cluster, err)
+	}
+	sel := svc.Spec.Selector
+	if sel[pgv1.LabelRole] != pgv1.RolePrimary || sel[pgv1.LabelCluster] != t.Cluster || pinsPod(sel) {
+		return fmt.Sprintf("Service %s selects %v, not the pod labelled %s=%s of %s: it no longer follows the primary", svc.Name, sel, pgv1.LabelRole, pgv1.RolePrimary, t.Cluster)
+	}
+	return ""
+}
+
+// pinsPod reports whether a selector names one pod (the StatefulSet's
+// pod-name label).
+func pinsPod(sel map[string]string) bool {
+	_, pinned := sel["statefulset.kubernetes.io/pod-name"]
+	return pinned
+}
+
 func (e *Engine) replicasReady(ctx context.Context, t lab.Target, count int) (bool, string) {
 	pgc, err := e.cluster(ctx, t)
 	if err != nil {
 		return false, missing(t, err)
+	}
+	if want := int(pgc.Spec.Replicas); want != count {
+		return false, fmt.Sprintf("%s asks for %d instances (spec.replicas), want %d", t.Cluster, want, count)
 	}
 	got := int(pgc.Status.ReadyReplicas)
 	if got != count {
@@ -160,20 +226,52 @@ func (e *Engine) generationCaughtUp(ctx context.Context, t lab.Target) (bool, st
 	return true, fmt.Sprintf("the operator has seen generation %d", pgc.Generation)
 }
 
-func (e *Engine) claimsBound(ctx context.Context, t lab.Target) (bool, string) {
-	pvcs, err := e.clusterClaims(ctx, t)
+// claimsBound judges the claims the instances mount, found by name from
+// spec.replicas, not by a label a hand can move: each must be bound to a
+// volume that is bound back to it (a phase edited by hand binds nothing)
+// and, when the check names one, ask for the storage class.
+func (e *Engine) claimsBound(ctx context.Context, p *lab.ClaimsBound) (bool, string) {
+	t := p.Target
+	pgc, err := e.cluster(ctx, t)
 	if err != nil {
-		return false, err.Error()
+		return false, missing(t, err)
 	}
-	if len(pvcs) == 0 {
-		return false, fmt.Sprintf("%s has no PersistentVolumeClaims yet", t.Cluster)
-	}
-	for _, c := range pvcs {
-		if c.Status.Phase != "Bound" {
-			return false, fmt.Sprintf("claim %s is %s, want Bound", c.Name, c.Status.Phase)
+	n := int(pgc.Spec.Replicas)
+	for i := range n {
+		name := fmt.Sprintf("data-%s-%d", t.Cluster, i)
+		if why := e.claimBound(ctx, namespace(t), name, p.StorageClassName); why != "" {
+			return false, why
 		}
 	}
-	return true, fmt.Sprintf("all %d claims of %s are Bound", len(pvcs), t.Cluster)
+	return true, fmt.Sprintf("the claims of %s's %d instances are Bound", t.Cluster, n)
+}
+
+func (e *Engine) claimBound(ctx context.Context, ns, name, class string) string {
+	c, err := e.cs.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("cannot read claim %s: %v", name, err)
+	}
+	if class != "" && (c.Spec.StorageClassName == nil || *c.Spec.StorageClassName != class) {
+		got := "the default class"
+		if c.Spec.StorageClassName != nil {
+			got = fmt.Sprintf("class %q", *c.Spec.StorageClassName)
+		}
+		return fmt.Sprintf("claim %s asks for %s, want %s: the cluster must keep the storage it was given", name, got, class)
+	}
+	if c.Status.Phase != "Bound" {
+		return fmt.Sprintf("claim %s is %s, want Bound", name, c.Status.Phase)
+	}
+	if c.Spec.VolumeName == "" {
+		return fmt.Sprintf("claim %s says Bound but names no volume", name)
+	}
+	pv, err := e.cs.CoreV1().PersistentVolumes().Get(ctx, c.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("claim %s names volume %s, which cannot be read: %v", name, c.Spec.VolumeName, err)
+	}
+	if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != c.UID || pv.Status.Phase != "Bound" {
+		return fmt.Sprintf("claim %s says Bound, but volume %s is not bound to it", name, pv.Name)
+	}
+	return ""
 }
 
 func (e *Engine) claimsPending(ctx context.Context, t lab.Target) (bool, string) {

@@ -11,30 +11,26 @@ import (
 	"oplab.dev/oplab/internal/operator/install"
 )
 
-func (e *Engine) quotaPresent(ctx context.Context, p *lab.QuotaPresent) (bool, string) {
-	_, err := e.cs.CoreV1().ResourceQuotas(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return false, fmt.Sprintf("ResourceQuota %s/%s was deleted; it must stay (raise it or lower the requests instead)", p.Namespace, p.Name)
-	case err != nil:
-		return false, fmt.Sprintf("cannot read ResourceQuota %s/%s: %v", p.Namespace, p.Name, err)
-	}
-	return true, fmt.Sprintf("ResourceQuota %s/%s is still there", p.Namespace, p.Name)
-}
-
 func (e *Engine) objectExists(ctx context.Context, p *lab.ObjectExists) (bool, string) {
 	ri, err := e.resource(p.APIVersion, p.Kind, p.Namespace)
 	if err != nil {
 		return false, fmt.Sprintf("%s %s: %v", p.Kind, p.Name, err)
 	}
-	_, err = ri.Get(ctx, p.Name, metav1.GetOptions{})
+	obj, err := ri.Get(ctx, p.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, fmt.Sprintf("%s %s does not exist", p.Kind, p.Name)
 	case err != nil:
 		return false, fmt.Sprintf("cannot read %s %s: %v", p.Kind, p.Name, err)
 	}
-	return true, fmt.Sprintf("%s %s exists", p.Kind, p.Name)
+	if p.OwnedBy == "" {
+		return true, fmt.Sprintf("%s %s exists", p.Kind, p.Name)
+	}
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "PostgresCluster" || ref.Name != p.OwnedBy {
+		return false, fmt.Sprintf("%s %s exists, but PostgresCluster %s does not control it: the operator makes it, not a hand", p.Kind, p.Name, p.OwnedBy)
+	}
+	return true, fmt.Sprintf("%s %s exists, made for PostgresCluster %s", p.Kind, p.Name, p.OwnedBy)
 }
 
 // operatorReady reports whether the operator's Deployment has a ready

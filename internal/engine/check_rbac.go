@@ -7,74 +7,93 @@ import (
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/auth/rbac/validation"
 
 	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/operator/install"
 )
 
-// leastPrivilege passes when the role grants every needed verb, no rule of
-// it uses "*", and no other binding gives the role's subjects a role with
-// "*" (cluster-admin, say): a shortcut grants more than the operator needs.
+// leastPrivilege judges the ServiceAccount's effective permissions, not one
+// role's text: the role must grant every needed verb, and nothing that any
+// binding gives the ServiceAccount (itself, its groups, every authenticated
+// user; through any role, aggregated or not) may go beyond what it is meant
+// to have. A wildcard, a cluster-admin binding, a RoleBinding to `edit` in
+// one namespace: each is a permission beyond the need, and the reason names
+// the binding and the rules.
 func (e *Engine) leastPrivilege(ctx context.Context, p *lab.RoleLeastPrivilege) (bool, string) {
 	r := newRoleRef(p.RoleKind, p.Role, p.Namespace)
 	rules, err := e.rules(ctx, r)
 	if err != nil {
 		return false, fmt.Sprintf("cannot read %s: %v", r, err)
 	}
-	if why := wildcard(rules); why != "" {
-		return false, fmt.Sprintf("%s %s: least privilege allows no wildcard", r, why)
-	}
-	needs := slices.Clone(p.Needs)
-	if p.ChartRules {
-		chart, err := chartRules()
-		if err != nil {
-			return false, err.Error()
-		}
-		for _, c := range chart {
-			needs = append(needs, lab.PolicyRule{APIGroups: c.APIGroups, Resources: c.Resources, Verbs: c.Verbs})
-		}
+	needs, allowed, err := intendedPermissions(p)
+	if err != nil {
+		return false, err.Error()
 	}
 	if miss := missingGrants(rules, needs); len(miss) > 0 {
 		return false, fmt.Sprintf("%s does not grant %s", r, strings.Join(miss, ", "))
 	}
-	if why := e.broaderBindings(ctx, r); why != "" {
-		return false, why
+	sa := subjectOf(p)
+	grants, err := e.effectiveGrants(ctx, sa)
+	if err != nil {
+		return false, fmt.Sprintf("cannot read the permissions of %s: %v", sa, err)
 	}
-	return true, fmt.Sprintf("%s grants what the operator needs and no wildcard", r)
+	if extra := beyond(grants, allowed); len(extra) > 0 {
+		return false, fmt.Sprintf("%s holds more than it needs: %s; least privilege allows nothing beyond its chart, wildcard or not", sa, strings.Join(extra, "; "))
+	}
+	return true, fmt.Sprintf("%s grants what the operator needs, and no binding gives %s more", r, sa)
 }
 
-// wildcard describes the first rule that uses "*", or returns "".
-func wildcard(rules []rbacv1.PolicyRule) string {
-	for i, r := range rules {
-		for _, f := range []struct {
-			name string
-			vals []string
-		}{{"verbs", r.Verbs}, {"resources", r.Resources}, {"apiGroups", r.APIGroups}, {"nonResourceURLs", r.NonResourceURLs}} {
-			if slices.ContainsFunc(f.vals, func(v string) bool { return strings.Contains(v, "*") }) {
-				return fmt.Sprintf("rule %d has * in %s", i+1, f.name)
-			}
-		}
+// subjectOf is the ServiceAccount p judges.
+func subjectOf(p *lab.RoleLeastPrivilege) serviceAccount {
+	if ns, name, ok := strings.Cut(p.ServiceAccount, "/"); ok {
+		return serviceAccount{ns, name}
 	}
-	return ""
+	return serviceAccount{install.Namespace, install.ServiceAccount}
 }
 
-// missingGrants lists the needed "verb group/resource" triples no rule
-// grants, in the words of kubectl auth can-i.
-func missingGrants(rules []rbacv1.PolicyRule, needs []lab.PolicyRule) []string {
-	var miss []string
-	for _, n := range needs {
-		for _, g := range n.APIGroups {
-			for _, res := range n.Resources {
-				for _, v := range n.Verbs {
-					if !grants(rules, g, res, v) {
-						miss = append(miss, fmt.Sprintf("%s %s", v, qualified(res, g)))
-					}
-				}
-			}
+// intendedPermissions returns what the role must grant (the chart's
+// ClusterRole with chartRules, and needs) and what the ServiceAccount may
+// hold in all (everything the chart grants with chartRules, and needs,
+// cluster-wide).
+func intendedPermissions(p *lab.RoleLeastPrivilege) ([]rbacv1.PolicyRule, permissions, error) {
+	var needs []rbacv1.PolicyRule
+	for _, n := range p.Needs {
+		needs = append(needs, rbacv1.PolicyRule{APIGroups: n.APIGroups, Resources: n.Resources, Verbs: n.Verbs})
+	}
+	allowed := permissions{namespaced: map[string][]rbacv1.PolicyRule{}}
+	if p.ChartRules {
+		chart, err := chartRules()
+		if err != nil {
+			return nil, allowed, err
+		}
+		needs = append(needs, chart...)
+		cp, err := chartPermissions()
+		if err != nil {
+			return nil, allowed, fmt.Errorf("what the chart grants: %w", err)
+		}
+		allowed.cluster = slices.Clone(cp.cluster)
+		for ns, rules := range cp.namespaced {
+			allowed.namespaced[ns] = slices.Clone(rules)
 		}
 	}
-	slices.Sort(miss)
-	return slices.Compact(miss)
+	allowed.cluster = append(allowed.cluster, needs...)
+	return needs, allowed, nil
+}
+
+// missingGrants lists the needed permissions the rules do not grant, in
+// the words of kubectl auth can-i.
+func missingGrants(rules, needs []rbacv1.PolicyRule) []string {
+	var plain []rbacv1.PolicyRule // a rule limited to resourceNames grants no list or create
+	for _, r := range rules {
+		if len(r.ResourceNames) == 0 {
+			plain = append(plain, r)
+		}
+	}
+	if ok, miss := validation.Covers(plain, needs); !ok {
+		return strings.Split(describeRules(miss), ", ")
+	}
+	return nil
 }
 
 func qualified(resource, group string) string {
@@ -82,75 +101,4 @@ func qualified(resource, group string) string {
 		return resource
 	}
 	return resource + "." + group
-}
-
-// grants reports whether a rule (without resourceNames) allows verb on
-// group/resource.
-func grants(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
-	for _, r := range rules {
-		if len(r.ResourceNames) > 0 {
-			continue
-		}
-		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
-			return true
-		}
-	}
-	return false
-}
-
-// broaderBindings looks for bindings that give the subjects bound to r a
-// role with a wildcard, and describes the first, or returns "".
-func (e *Engine) broaderBindings(ctx context.Context, r roleRef) string {
-	crbs, err := e.cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Sprintf("cannot list ClusterRoleBindings: %v", err)
-	}
-	rbs, err := e.cs.RbacV1().RoleBindings(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return fmt.Sprintf("cannot list RoleBindings: %v", err)
-	}
-	type binding struct {
-		kind, name, ns string
-		ref            rbacv1.RoleRef
-		subjects       []rbacv1.Subject
-	}
-	var all []binding
-	for _, b := range crbs.Items {
-		all = append(all, binding{"ClusterRoleBinding", b.Name, "", b.RoleRef, b.Subjects})
-	}
-	for _, b := range rbs.Items {
-		all = append(all, binding{"RoleBinding", b.Name, b.Namespace, b.RoleRef, b.Subjects})
-	}
-	// The subjects the role is meant for.
-	var subjects []rbacv1.Subject
-	for _, b := range all {
-		if b.ref.Kind == r.kind && b.ref.Name == r.name && (r.kind == "ClusterRole" || b.ns == r.namespace) {
-			subjects = append(subjects, b.subjects...)
-		}
-	}
-	for _, b := range all {
-		if b.ref.Kind == r.kind && b.ref.Name == r.name || !sharesSubject(b.subjects, subjects) {
-			continue
-		}
-		ref := newRoleRef(b.ref.Kind, b.ref.Name, b.ns)
-		rules, err := e.rules(ctx, ref)
-		if err != nil {
-			continue // a binding to a missing role grants nothing
-		}
-		if why := wildcard(rules); why != "" {
-			return fmt.Sprintf("%s %s also binds the operator to %s, whose %s: least privilege allows no wildcard", b.kind, b.name, ref, why)
-		}
-	}
-	return ""
-}
-
-func sharesSubject(a, b []rbacv1.Subject) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x.Kind == y.Kind && x.Name == y.Name && x.Namespace == y.Namespace {
-				return true
-			}
-		}
-	}
-	return false
 }

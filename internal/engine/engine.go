@@ -63,6 +63,7 @@ const (
 	PhaseSolution    = "solution"
 	PhaseReset       = "reset"
 	PhaseSelfTest    = "selftest"
+	PhaseShortcut    = "shortcut"
 )
 
 // Step reports one action or check of a long operation as it starts
@@ -101,12 +102,16 @@ type Attempt struct {
 	// PrimaryAtT0 is the primary just before chaos ran (primaryChanged
 	// compares with it; with no chaos, Baseline.Primary is used).
 	PrimaryAtT0 string `json:"primaryAtT0,omitempty"`
+	// ClusterAtT0 is the PostgresCluster's UID just before chaos ran
+	// (sameCluster compares with it; with no chaos, Baseline.ClusterUID).
+	ClusterAtT0 string `json:"clusterAtT0,omitempty"`
 }
 
 // Baseline is the part of the target's state an attempt can be reset to.
 type Baseline struct {
 	// ClusterExists is false when the lab's PostgresCluster did not exist.
 	ClusterExists bool   `json:"clusterExists"`
+	ClusterUID    string `json:"clusterUID,omitempty"`
 	Replicas      int32  `json:"replicas,omitempty"`
 	StorageClass  string `json:"storageClass,omitempty"`
 	Primary       string `json:"primary,omitempty"`

@@ -43,6 +43,7 @@ func (e *Engine) baseline(ctx context.Context, t lab.Target) (Baseline, error) {
 		return b, err
 	}
 	b.ClusterExists = true
+	b.ClusterUID = string(pgc.UID)
 	b.Replicas = pgc.Spec.Replicas
 	if sc := pgc.Spec.Storage.StorageClassName; sc != nil {
 		b.StorageClass = *sc
@@ -79,6 +80,10 @@ func (e *Engine) Chaos(ctx context.Context, l *lab.Lab, a *Attempt, progress Pro
 	}
 	if err := e.runSteps(ctx, PhaseChaos, a.Exercise, ex.Chaos, a, progress); err != nil {
 		return Report{}, err
+	}
+	// After the chaos, which may be what creates the cluster.
+	if pgc, err := e.cluster(ctx, l.Target); err == nil {
+		a.ClusterAtT0 = string(pgc.UID)
 	}
 	rep, err := e.runChecks(ctx, PhaseFault, a, ex.FaultConfirmed, CheckOptions{Progress: progress})
 	if err != nil {

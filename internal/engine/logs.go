@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // LogSource reads the operator's log lines written at or after since,
@@ -26,61 +25,28 @@ type LogSource interface {
 }
 
 // FileLogs reads log files in the CRI format (the operator's host process
-// log, and its previous run's first), oldest file first. A missing file is
-// read as empty.
+// log, and its previous run's first: oplog.Location.Files), oldest file
+// first. A missing file is read as empty.
 type FileLogs []string
 
 var _ LogSource = FileLogs(nil)
 
-// Lines implements LogSource.
+// Lines implements LogSource. A line that is not in the CRI format has no
+// time and is kept whatever since is.
 func (f FileLogs) Lines(_ context.Context, since time.Time) ([]string, error) {
 	var out []string
 	for _, path := range f {
-		data, err := os.ReadFile(path)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		err := oplog.ReadFile(path, func(l oplog.Line) error {
+			if l.Time.IsZero() || !l.Time.Before(since) {
+				out = append(out, l.Text)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("read operator log: %w", err)
-		}
-		out = append(out, criLines(data, since)...)
 	}
 	return out, nil
-}
-
-// criLines parses CRI log lines ("<RFC3339Nano> <stream> <P|F> <text>"),
-// joins partial lines and keeps those at or after since. A line that is not
-// in the format is kept as it is.
-func criLines(data []byte, since time.Time) []string {
-	var out []string
-	var partial strings.Builder
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), " ", 4)
-		if len(fields) < 3 {
-			continue
-		}
-		ts, err := time.Parse(time.RFC3339Nano, fields[0])
-		if err != nil {
-			out = append(out, sc.Text())
-			continue
-		}
-		text := ""
-		if len(fields) == 4 {
-			text = fields[3]
-		}
-		partial.WriteString(text)
-		if fields[2] == "P" {
-			continue
-		}
-		line := partial.String()
-		partial.Reset()
-		if !ts.Before(since) {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // PodLogs reads the log of the operator's newest pod through the API

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -9,17 +11,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-func TestCRILines(t *testing.T) {
+// TestFileLogs reads the previous run's log, then the current one, keeping
+// the lines at or after since; a missing file is empty.
+func TestFileLogs(t *testing.T) {
 	t.Parallel()
-	data := []byte("2026-01-02T10:00:00.5Z stderr F old line\n" +
-		"2026-01-02T10:00:01.000000001Z stderr P first half, \n" +
-		"2026-01-02T10:00:01.1Z stderr F second half\n" +
-		"2026-01-02T10:00:02Z stdout F \n" +
-		"not a cri line at all\n" +
+	dir := t.TempDir()
+	previous, current := filepath.Join(dir, "previous.log"), filepath.Join(dir, "current.log")
+	write := func(path, data string) {
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(previous, "2026-01-02T10:00:00.5Z stderr F old line\n"+
+		"2026-01-02T10:00:01.2Z stderr F last of the previous run\n")
+	write(current, "2026-01-02T10:00:01.000000001Z stderr P first half, \n"+
+		"2026-01-02T10:00:01.1Z stderr F second half\n"+
+		"2026-01-02T10:00:02Z stdout F \n"+
+		"not a cri line at all\n"+
 		"2026-01-02T10:00:03Z stderr F forbidden: cannot update\n")
 	since := time.Date(2026, 1, 2, 10, 0, 1, 0, time.UTC)
-	got := criLines(data, since)
-	want := []string{"first half, second half", "", "not a cri line at all", "forbidden: cannot update"}
+	got, err := FileLogs{filepath.Join(dir, "missing.log"), previous, current}.Lines(t.Context(), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"last of the previous run", "first half, second half", "", "not a cri line at all", "forbidden: cannot update"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %q, want %q", got, want)
 	}

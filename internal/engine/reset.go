@@ -71,7 +71,9 @@ func (e *Engine) Reset(ctx context.Context, l *lab.Lab, a *Attempt, progress Pro
 	}
 	if b.ClusterExists && b.Primary != "" && cur.Primary != b.Primary {
 		step("switchover", "switch back to "+b.Primary, func() error {
-			if err := e.waitSteady(ctx, a, ex); err != nil {
+			// The steady state may name the primary itself (primaryIs), which
+			// only the switchover can make true: wait for the rest of it.
+			if err := e.waitChecks(ctx, a, withoutPrimaryIs(ex.SteadyState)); err != nil {
 				return err
 			}
 			return e.switchover(ctx, t, b.Primary)
@@ -87,7 +89,23 @@ func (e *Engine) Reset(ctx context.Context, l *lab.Lab, a *Attempt, progress Pro
 
 // waitSteady waits, within the checks' budgets, for the steady state.
 func (e *Engine) waitSteady(ctx context.Context, a *Attempt, ex *lab.Exercise) error {
-	rep, err := e.runChecks(ctx, PhaseSteadyState, a, ex.SteadyState, CheckOptions{})
+	return e.waitChecks(ctx, a, ex.SteadyState)
+}
+
+// withoutPrimaryIs returns the checks other than primaryIs.
+func withoutPrimaryIs(checks []lab.Check) []lab.Check {
+	var out []lab.Check
+	for _, c := range checks {
+		if c.Kind != "primaryIs" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// waitChecks waits, within the checks' budgets, for steady-state checks.
+func (e *Engine) waitChecks(ctx context.Context, a *Attempt, checks []lab.Check) error {
+	rep, err := e.runChecks(ctx, PhaseSteadyState, a, checks, CheckOptions{})
 	if err != nil {
 		return err
 	}

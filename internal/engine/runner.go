@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"log/slog"
-	"path/filepath"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
@@ -14,6 +13,7 @@ import (
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // Engine runs labs against one Target. Its methods are safe for
@@ -69,10 +69,9 @@ func New(t Target) (*Engine, error) {
 // defaultLogs reads the host process's log files when the provider runs the
 // operator as one, else the operator pod's log.
 func (e *Engine) defaultLogs() LogSource {
-	if p := e.t.Provider; p != nil && p.Info().Capabilities.HostProcesses {
-		if kc, err := p.KubeconfigPath(e.t.Cluster); err == nil {
-			dir := filepath.Join(filepath.Dir(kc), "pg-operator")
-			return FileLogs{filepath.Join(dir, "pg-operator.previous.log"), filepath.Join(dir, "pg-operator.log")}
+	if p := e.t.Provider; p != nil {
+		if loc, err := oplog.ForCluster(p, e.t.Cluster); err == nil {
+			return FileLogs(loc.Files())
 		}
 	}
 	return PodLogs{Client: e.cs}

@@ -25,12 +25,34 @@ type ExerciseSelfTest struct {
 	Steady Report `json:"steady"`
 	Fault  Report `json:"fault"`
 	Broken Report `json:"broken"`
-	Fixed  Report `json:"fixed"`
-	Passed bool   `json:"passed"`
+	// Shortcuts are the verdicts on the exercise's known shortcuts, each
+	// applied after the chaos instead of the solution.
+	Shortcuts []ShortcutSelfTest `json:"shortcuts,omitempty"`
+	Fixed     Report             `json:"fixed"`
+	Passed    bool               `json:"passed"`
 	// Problem says what failed, in one line.
 	Problem string        `json:"problem,omitempty"`
 	Elapsed time.Duration `json:"elapsed"`
 }
+
+// ShortcutSelfTest is the verdict on one shortcut: the goals after it, and
+// whether they refused it.
+type ShortcutSelfTest struct {
+	ID      string `json:"id"`
+	Goals   Report `json:"goals"`
+	Refused bool   `json:"refused"`
+	// Problem says why the shortcut counts as a failure of the grader
+	// (it passed, or the check meant to refuse it did not), or why it could
+	// not be tried.
+	Problem string        `json:"problem,omitempty"`
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// ShortcutWindow is how long the self-test runs the goals after a
+// shortcut: a shortcut's steps wait for their own effect (waitCondition),
+// so the goals that refuse it fail at once and the rest have had time to
+// pass their consecutive polls.
+const ShortcutWindow = 3 * time.Second
 
 // BrokenWindow is how long the self-test watches the goals right after
 // the chaos (or, without chaos, before the solution): they must not all
@@ -49,7 +71,10 @@ func SelfTest(ctx context.Context, l *lab.Lab, t Target, progress Progress) (*Se
 
 // SelfTest runs l's setup, then, for every exercise in order: the steady
 // state must pass before chaos, the chaos's fault must be confirmed, the
-// goals must fail right after it, and pass after the reference solution.
+// goals must fail right after it; each shortcut is then applied instead of
+// a repair and the goals must fail on it (the exercise is reset and its
+// chaos run again after each); and the goals must pass after the reference
+// solution.
 // It stops at the first exercise that fails, since the next one starts
 // from its end state. A lab that fails its self-test is a report with
 // Passed false; the error is for a setup that could not run.
@@ -105,6 +130,14 @@ func (e *Engine) selfTestExercise(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 		return r
 	}
 	a.T1 = time.Time{} // a failed check must not have set it; be sure
+	for i := range ex.Shortcuts {
+		sc := e.selfTestShortcut(ctx, l, ex, &ex.Shortcuts[i], a, progress)
+		r.Shortcuts = append(r.Shortcuts, sc)
+		if sc.Problem != "" {
+			r.Problem = fmt.Sprintf("shortcut %s: %s", sc.ID, sc.Problem)
+			return r
+		}
+	}
 	if err := e.Solve(ctx, l, a, progress); err != nil {
 		r.Problem = problem("the reference solution failed", Report{}, err)
 		return r
@@ -124,4 +157,91 @@ func problem(what string, rep Report, err error) string {
 		return fmt.Sprintf("%s: %s", what, firstFailure(rep))
 	}
 	return what
+}
+
+// selfTestShortcut applies a shortcut on the broken state of attempt a,
+// expects the goals to refuse it, then undoes it and the exercise (Reset)
+// and runs the chaos again, so the next step starts from the broken state.
+func (e *Engine) selfTestShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exercise, sc *lab.Shortcut, a *Attempt, progress Progress) (r ShortcutSelfTest) {
+	start := time.Now()
+	r.ID = sc.ID
+	defer func() {
+		r.Elapsed = time.Since(start)
+		msg, err := "refused", error(nil)
+		if r.Problem != "" {
+			msg, err = r.Problem, fmt.Errorf("%s", r.Problem)
+		}
+		report(progress, Step{Phase: PhaseShortcut, Exercise: ex.ID, Kind: sc.ID, Message: msg, Done: true, Err: err, Elapsed: r.Elapsed})
+	}()
+	if err := e.runSteps(ctx, PhaseShortcut, ex.ID, sc.Steps, a, progress); err != nil {
+		r.Problem = fmt.Sprintf("could not be applied: %v", err)
+		return r
+	}
+	var err error
+	r.Goals, err = e.Check(ctx, l, a, CheckOptions{Timeout: ShortcutWindow, Progress: progress})
+	a.T1 = time.Time{}
+	switch {
+	case err != nil:
+		r.Problem = fmt.Sprintf("the goals could not be run: %v", err)
+		return r
+	case r.Goals.Passed:
+		r.Problem = fmt.Sprintf("wrongly passed the goals (%s)", sc.Why)
+		return r
+	}
+	for _, k := range sc.RefusedBy {
+		if res, ok := resultOf(r.Goals, k); ok && res.Passed {
+			r.Problem = fmt.Sprintf("%s passed it (%s); it is the check meant to refuse it (%s)", k, res.Reason, sc.Why)
+			return r
+		}
+	}
+	r.Refused = true
+	if err := e.undoShortcut(ctx, l, ex, sc, a, progress); err != nil {
+		r.Problem = fmt.Sprintf("refused, but the exercise could not be set up again after it: %v", err)
+	}
+	return r
+}
+
+// undoShortcut deletes what the shortcut's applyManifest steps made, runs
+// its undo steps (the rest is the operator's or Reset's to put back),
+// resets the exercise and runs its chaos again.
+func (e *Engine) undoShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exercise, sc *lab.Shortcut, a *Attempt, progress Progress) error {
+	for i := len(sc.Steps) - 1; i >= 0; i-- {
+		if m, ok := sc.Steps[i].Params.(*lab.ApplyManifest); ok {
+			if err := e.deleteManifest(ctx, m); err != nil {
+				return err
+			}
+		}
+	}
+	if err := e.runSteps(ctx, PhaseShortcut, ex.ID, sc.Undo, a, progress); err != nil {
+		return err
+	}
+	if err := e.Reset(ctx, l, a, progress); err != nil {
+		return err
+	}
+	if len(ex.Chaos) == 0 {
+		return nil
+	}
+	_, err := e.Chaos(ctx, l, a, progress)
+	return err
+}
+
+// resultOf returns the first failed result of kind in r, or else the
+// first result of it.
+func resultOf(r Report, kind string) (Result, bool) {
+	var found *Result
+	for i := range r.Results {
+		if r.Results[i].Kind != kind {
+			continue
+		}
+		if !r.Results[i].Passed {
+			return r.Results[i], true
+		}
+		if found == nil {
+			found = &r.Results[i]
+		}
+	}
+	if found == nil {
+		return Result{}, false
+	}
+	return *found, true
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -48,13 +49,21 @@ func TestSelfTestAllLabs(t *testing.T) {
 			if got, want := len(rep.Exercises), len(l.Exercises); got != want && rep.Passed {
 				t.Errorf("got %d exercises self-tested, want %d", got, want)
 			}
-			for _, ex := range rep.Exercises {
+			for i, ex := range rep.Exercises {
 				if !ex.Passed {
 					t.Errorf("exercise %s: %s", ex.ID, ex.Problem)
 					continue
 				}
 				if ex.Broken.Passed || ex.Broken.Score >= ex.Broken.Total {
 					t.Errorf("exercise %s: got broken-state score %d/%d, want less than full", ex.ID, ex.Broken.Score, ex.Broken.Total)
+				}
+				if got, want := len(ex.Shortcuts), len(l.Exercises[i].Shortcuts); got != want {
+					t.Errorf("exercise %s: got %d shortcuts tried, want %d", ex.ID, got, want)
+				}
+				for _, sc := range ex.Shortcuts {
+					if !sc.Refused || sc.Goals.Passed {
+						t.Errorf("exercise %s: shortcut %s: got refused %v, goals passed %v, want refused", ex.ID, sc.ID, sc.Refused, sc.Goals.Passed)
+					}
 				}
 				if !ex.Fixed.Passed || ex.Fixed.Score != ex.Fixed.Total {
 					t.Errorf("exercise %s: got fixed score %d/%d, want full", ex.ID, ex.Fixed.Score, ex.Fixed.Total)
@@ -69,5 +78,67 @@ func TestSelfTestAllLabs(t *testing.T) {
 	}
 	if _, err := e.cs.StorageV1().StorageClasses().Get(t.Context(), "fast-ssd", metav1.GetOptions{}); err == nil {
 		t.Errorf("after the storage lab's teardown: got StorageClass fast-ssd, want it deleted")
+	}
+}
+
+// A shortcut the goals do not refuse fails the self-test, which names it;
+// so does one that the check meant to refuse it lets through.
+func TestSelfTestReportsAShortcutThatPasses(t *testing.T) {
+	t.Parallel()
+	src := `apiVersion: oplab.dev/v1alpha1
+kind: Lab
+id: leaky
+title: {en: "Leaky", ko: "Leaky"}
+summary: {en: "A lab whose goal a shortcut passes.", ko: "A lab whose goal a shortcut passes."}
+lesson: [intro]
+target: {cluster: prod-db, namespace: default}
+setup:
+- kind: installOperator
+quiz: leaky
+exercises:
+- id: restart
+  title: {en: "Restart", ko: "Restart"}
+  instructions: {en: "Start the operator.", ko: "Start the operator."}
+  timeLimit: 5m
+  steadyState:
+  - kind: operatorReady
+  chaos:
+  - kind: stopOperator
+  faultConfirmed:
+  - kind: operatorStopped
+  goals:
+  - kind: operatorReady
+  hints:
+  - {tier: nudge, after: 1m, text: {en: "Scale it.", ko: "Scale it."}}
+  solution:
+  - kind: startOperator
+  shortcuts:
+  - id: refused
+    why: "the operator is stopped once more"
+    steps: [{kind: stopOperator}]
+    refusedBy: [operatorReady]
+  - id: same-as-the-solution
+    why: "the operator is started, as the solution does"
+    steps: [{kind: startOperator}]
+`
+	l, errs := lab.Parse("labs/leaky/lab.yaml", []byte(src))
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	e, _ := newEngine(t)
+	ctx := testContext(t, 5*time.Minute)
+	rep, err := e.SelfTest(ctx, l, logProgress(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed || len(rep.Exercises) != 1 {
+		t.Fatalf("got passed %v with %d exercises, want failed on the one", rep.Passed, len(rep.Exercises))
+	}
+	ex := rep.Exercises[0]
+	if len(ex.Shortcuts) != 2 || !ex.Shortcuts[0].Refused || ex.Shortcuts[1].Refused {
+		t.Fatalf("got shortcuts %+v, want the first refused and the second not", ex.Shortcuts)
+	}
+	if want := "shortcut same-as-the-solution: wrongly passed"; !strings.Contains(ex.Problem, want) {
+		t.Errorf("got problem %q, want it to contain %q", ex.Problem, want)
 	}
 }

@@ -175,8 +175,8 @@ func TestQuotaDeleteShortcutFails(t *testing.T) {
 	if r := result(t, rep, "replicasReady"); !r.Passed {
 		t.Errorf("quota deleted: got replicasReady failed (%s), want 3 ready", r.Reason)
 	}
-	if r := result(t, rep, "quotaPresent"); r.Passed {
-		t.Errorf("quota deleted: got quotaPresent passed, want failed")
+	if r := result(t, rep, "quotaEnforced"); r.Passed || !strings.Contains(r.Reason, "deleted") {
+		t.Errorf("quota deleted: got quotaEnforced %v %q, want failed saying deleted", r.Passed, r.Reason)
 	}
 	if want := rep.Total - 2; rep.Score != want {
 		t.Errorf("quota deleted: got score %d/%d, want %d", rep.Score, rep.Total, want)

@@ -27,6 +27,7 @@ func actionSpecs() []KindSpec {
 		newSpec[StartOperator]("startOperator", "scale the operator's Deployment back to 1", time.Minute, 0),
 		newSpec[ScaleCluster]("scaleCluster", "set spec.replicas of the PostgresCluster", 30*time.Second, 0),
 		newSpec[Switchover]("switchover", "ask the operator to make another instance the primary", time.Minute, 0),
+		newSpec[PatchObject]("patchObject", "merge-patch one object or its status, as a hand with kubectl would", 30*time.Second, 0),
 	}
 }
 
@@ -106,12 +107,13 @@ func (a *ApplyManifest) Validate() []FieldError {
 	return errs
 }
 
-// DeleteObject deletes one object.
+// DeleteObject deletes one object and, with Wait, waits until it is gone.
 type DeleteObject struct {
 	APIVersion string `yaml:"apiVersion"`
 	Kind       string `yaml:"kind"`
 	Name       string `yaml:"name"`
 	Namespace  string `yaml:"namespace,omitempty"`
+	Wait       bool   `yaml:"wait,omitempty"`
 }
 
 // Validate implements Validator.
@@ -217,6 +219,30 @@ type Switchover struct {
 
 // Validate implements Validator.
 func (s *Switchover) Validate() []FieldError { return dnsName("instance", s.Instance) }
+
+// PatchObject merge-patches one object (RFC 7386), or its status when
+// Subresource is "status". Patch is a YAML or JSON mapping.
+type PatchObject struct {
+	APIVersion  string `yaml:"apiVersion"`
+	Kind        string `yaml:"kind"`
+	Name        string `yaml:"name"`
+	Namespace   string `yaml:"namespace,omitempty"`
+	Subresource string `yaml:"subresource,omitempty"`
+	Patch       string `yaml:"patch"`
+}
+
+// Validate implements Validator.
+func (p *PatchObject) Validate() []FieldError {
+	errs := required("apiVersion", p.APIVersion)
+	errs = append(errs, required("kind", p.Kind)...)
+	errs = append(errs, dnsName("name", p.Name)...)
+	errs = append(errs, oneOf("subresource", p.Subresource, []string{"status"}, true)...)
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(p.Patch), &m); err != nil || len(m) == 0 {
+		errs = append(errs, FieldError{"patch", fmt.Sprintf("want a non-empty mapping (a merge patch), got %q", p.Patch)})
+	}
+	return errs
+}
 
 func quantity(field, v string) []FieldError {
 	if _, err := resource.ParseQuantity(v); err != nil {

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -13,8 +14,10 @@ func checkSpecs() []KindSpec {
 		newSpec[RWEndpointsPointAtPrimary]("rwEndpointsPointAtPrimary", "the -rw Service's endpoints are exactly the current primary", 30*time.Second, 2),
 		newSpec[ReplicasReady]("replicasReady", "status.readyReplicas equals count", 2*time.Minute, 2),
 		newSpec[ObservedGenerationCaughtUp]("observedGenerationCaughtUp", "status.observedGeneration equals metadata.generation", 30*time.Second, 2),
-		newSpec[RoleLeastPrivilege]("roleLeastPrivilege", "the role grants every needed verb and has no wildcard", 10*time.Second, 1),
+		newSpec[RoleLeastPrivilege]("roleLeastPrivilege", "the role grants every needed verb, and the operator's ServiceAccount holds no permission beyond them through any binding", 10*time.Second, 1),
 		newSpec[QuotaPresent]("quotaPresent", "the ResourceQuota still exists", 10*time.Second, 1),
+		newSpec[QuotaEnforced]("quotaEnforced", "the ResourceQuota still limits its resources, within a bound the cluster's need justifies", 10*time.Second, 1),
+		newSpec[SameCluster]("sameCluster", "the PostgresCluster is the one the exercise began with, not deleted and re-created", 10*time.Second, 1),
 		newSpec[EventSeen]("eventSeen", "an event with the reason (and message pattern) was seen", time.Minute, 1),
 		newSpec[LogLineSeen]("logLineSeen", "an operator log line matching the pattern was seen", time.Minute, 1),
 		newSpec[ClaimsBound]("claimsBound", "every PersistentVolumeClaim of the cluster is Bound", time.Minute, 2),
@@ -74,16 +77,22 @@ type ObservedGenerationCaughtUp struct {
 	Target `yaml:",inline"`
 }
 
-// RoleLeastPrivilege passes when Role grants every rule in Needs and no
-// rule uses "*" in verbs, resources or apiGroups. With ChartRules, the
-// needed rules are those the operator's chart grants (its files/role.yaml),
-// so the lab follows the operator as its permissions change.
+// RoleLeastPrivilege passes when Role grants every rule in Needs, and the
+// ServiceAccount's effective permissions (what every ClusterRoleBinding
+// and RoleBinding grants it, itself or through its groups) go no further
+// than what it is meant to have. With ChartRules, what it needs and is
+// meant to have is what the operator's chart grants (its ClusterRole and
+// Roles), so the lab follows the operator as its permissions change;
+// otherwise it is Needs, cluster-wide.
 type RoleLeastPrivilege struct {
 	Role       string       `yaml:"role"`
 	RoleKind   string       `yaml:"roleKind,omitempty"` // ClusterRole (default) or Role
 	Namespace  string       `yaml:"namespace,omitempty"`
 	ChartRules bool         `yaml:"chartRules,omitempty"`
 	Needs      []PolicyRule `yaml:"needs,omitempty"`
+	// ServiceAccount is the subject judged, "namespace/name"; by default
+	// the operator's (oplab-system/pg-operator).
+	ServiceAccount string `yaml:"serviceAccount,omitempty"`
 }
 
 // PolicyRule is a needed permission.
@@ -99,6 +108,15 @@ func (r *RoleLeastPrivilege) Validate() []FieldError {
 	errs = append(errs, oneOf("roleKind", r.RoleKind, roleKinds, true)...)
 	if len(r.Needs) == 0 && !r.ChartRules {
 		errs = append(errs, FieldError{"needs", "needs at least one rule, or chartRules: true"})
+	}
+	if r.ServiceAccount != "" {
+		ns, name, ok := strings.Cut(r.ServiceAccount, "/")
+		if !ok {
+			errs = append(errs, FieldError{"serviceAccount", fmt.Sprintf("want namespace/name, got %q", r.ServiceAccount)})
+		} else {
+			errs = append(errs, dnsName("serviceAccount", ns)...)
+			errs = append(errs, dnsName("serviceAccount", name)...)
+		}
 	}
 	for i, n := range r.Needs {
 		p := fmt.Sprintf("needs[%d]", i)
@@ -124,6 +142,43 @@ func (q *QuotaPresent) Validate() []FieldError {
 	return append(dnsName("name", q.Name), dnsName("namespace", q.Namespace)...)
 }
 
+// QuotaEnforced passes while the named ResourceQuota, in the
+// PostgresCluster's namespace, still does its job: it limits each of
+// Resources, is not scoped away from the cluster's pods, and no limit
+// exceeds MaxFactor times what the PostgresCluster's instances need
+// (spec.replicas times each instance's request or limit).
+type QuotaEnforced struct {
+	Target    `yaml:",inline"`
+	Name      string   `yaml:"name"`
+	Resources []string `yaml:"resources"`
+	MaxFactor float64  `yaml:"maxFactor"`
+}
+
+// QuotaResources are the quota resources whose need QuotaEnforced can
+// compute from a PostgresCluster.
+var QuotaResources = []string{"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory", "pods", "persistentvolumeclaims", "requests.storage"}
+
+// Validate implements Validator.
+func (q *QuotaEnforced) Validate() []FieldError {
+	errs := dnsName("name", q.Name)
+	if len(q.Resources) == 0 {
+		errs = append(errs, FieldError{"resources", "list the resources the quota must keep limiting"})
+	}
+	for i, r := range q.Resources {
+		errs = append(errs, oneOf(fmt.Sprintf("resources[%d]", i), r, QuotaResources, false)...)
+	}
+	if q.MaxFactor < 1 {
+		errs = append(errs, FieldError{"maxFactor", fmt.Sprintf("must be at least 1 (a limit below the need blocks the cluster), got %v", q.MaxFactor)})
+	}
+	return errs
+}
+
+// SameCluster passes while the PostgresCluster has the identity (UID) it
+// had when the chaos ran, or when the exercise began without chaos.
+type SameCluster struct {
+	Target `yaml:",inline"`
+}
+
 // EventSeen passes when an event with Reason (and a message matching
 // Message) was recorded since the exercise started.
 type EventSeen struct {
@@ -147,9 +202,12 @@ func (l *LogLineSeen) Validate() []FieldError {
 	return append(required("pattern", l.Pattern), compiles("pattern", l.Pattern)...)
 }
 
-// ClaimsBound passes when the cluster's claims are all Bound.
+// ClaimsBound passes when the claims the cluster's instances mount
+// (data-<cluster>-<i> for each of spec.replicas) are all bound to a volume
+// that is bound to them, and, with StorageClassName, ask for that class.
 type ClaimsBound struct {
-	Target `yaml:",inline"`
+	Target           `yaml:",inline"`
+	StorageClassName string `yaml:"storageClassName,omitempty"`
 }
 
 // ClaimsPending passes when a claim of the cluster is Pending.
@@ -157,19 +215,25 @@ type ClaimsPending struct {
 	Target `yaml:",inline"`
 }
 
-// ObjectExists passes when the object exists.
+// ObjectExists passes when the object exists and, with OwnedBy, is
+// controlled by that PostgresCluster (its operator made it, not a hand).
 type ObjectExists struct {
 	APIVersion string `yaml:"apiVersion"`
 	Kind       string `yaml:"kind"`
 	Name       string `yaml:"name"`
 	Namespace  string `yaml:"namespace,omitempty"`
+	OwnedBy    string `yaml:"ownedBy,omitempty"`
 }
 
 // Validate implements Validator.
 func (o *ObjectExists) Validate() []FieldError {
 	errs := required("apiVersion", o.APIVersion)
 	errs = append(errs, required("kind", o.Kind)...)
-	return append(errs, dnsName("name", o.Name)...)
+	errs = append(errs, dnsName("name", o.Name)...)
+	if o.OwnedBy != "" {
+		errs = append(errs, dnsName("ownedBy", o.OwnedBy)...)
+	}
+	return errs
 }
 
 // OperatorReady passes when the operator is running.

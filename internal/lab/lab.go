@@ -58,6 +58,29 @@ type Exercise struct {
 	Hints          []Hint  `yaml:"hints"`
 	// Solution is the reference repair, used by the self-test.
 	Solution []Step `yaml:"solution"`
+	// Shortcuts are repairs that must not pass: the self-test applies each
+	// after the chaos, instead of the solution, and expects the goals to fail.
+	Shortcuts []Shortcut `yaml:"shortcuts,omitempty"`
+}
+
+// Shortcut is a way to make goals pass without learning the lesson (a
+// wildcard role, a deleted quota, a status edited by hand). The self-test
+// applies its Steps after the chaos and expects the goals to fail, and each
+// kind in RefusedBy to be among the failed ones.
+type Shortcut struct {
+	ID string `yaml:"id"`
+	// Why says in one line what the shortcut does and why it defeats the
+	// lesson; it is shown when the shortcut wrongly passes.
+	Why   string `yaml:"why"`
+	Steps []Step `yaml:"steps"`
+	// Undo puts back what Steps changed that neither the exercise's reset
+	// nor the operator restores (objects of applyManifest steps are
+	// deleted without it).
+	Undo []Step `yaml:"undo,omitempty"`
+	// RefusedBy names goal kinds that must fail on the shortcut: the checks
+	// meant to refuse it, so that it cannot be refused by accident (a goal
+	// that merely has not settled yet).
+	RefusedBy []string `yaml:"refusedBy,omitempty"`
 }
 
 // Step is one typed action. Params holds the kind's parameter struct after

@@ -88,6 +88,11 @@ func TestParseErrors(t *testing.T) {
 		{"duplicate key", "quiz: demo", "quiz: demo\nquiz: other", 16, "", "already defined"},
 		{"lesson page twice", "lesson: [intro]", "lesson: [intro, intro]", 6, "lesson[1]", "listed twice"},
 		{"syntax error", "lesson: [intro]", "lesson: [intro", 0, "", ""},
+		{"shortcut refused by no goal", "refusedBy: [primaryChanged]", "refusedBy: [quotaEnforced]", 53, "exercises[0].shortcuts[0].refusedBy[0]", "not the kind of a goal"},
+		{"shortcut without why", `    why: "a replica is labelled primary by hand"` + "\n", "", 48, "exercises[0].shortcuts[0].why", "say what the shortcut does"},
+		{"shortcut without steps", "    steps:\n    - kind: patchObject\n      params: {apiVersion: v1, kind: Pod, name: prod-db-1, patch: '{\"metadata\": {\"labels\": {\"databases.example.com/role\": \"primary\"}}}'}\n", "    steps: []\n", 0, "exercises[0].shortcuts[0].steps", "at least one step"},
+		{"patch not a mapping", `patch: '{"metadata": {"labels": {"databases.example.com/role": "primary"}}}'`, `patch: 'nope'`, 52, "exercises[0].shortcuts[0].steps[0].params.patch", "non-empty mapping"},
+		{"duplicate shortcut", "  - id: relabel", "  - id: relabel\n    why: x\n    steps: [{kind: stopOperator}]\n  - id: relabel", 0, "exercises[0].shortcuts[1].id", "duplicate shortcut id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +111,25 @@ func TestParseErrors(t *testing.T) {
 			}
 			t.Errorf("got %v, want an error at line %d, field %q, containing %q", errs, tt.line, tt.path, tt.msg)
 		})
+	}
+}
+
+// A quotaEnforced goal must keep every resource the chaos's quota limits.
+func TestQuotaEnforcedCoversTheChaosQuota(t *testing.T) {
+	t.Parallel()
+	src := edit(t, readDemo(t), "  - kind: deletePrimaryPod\n    params: {force: true}", "  - kind: applyQuota\n    params: {name: q, namespace: default, hard: {requests.cpu: \"1\", pods: \"3\"}}")
+	src = edit(t, src, "  - kind: primaryChanged\n    weight: 2", "  - kind: primaryChanged\n    weight: 2\n  - kind: quotaEnforced\n    params: {name: q, resources: [requests.cpu], maxFactor: 2}")
+	_, errs := Parse("labs/demo/lab.yaml", src)
+	found := false
+	for _, e := range yamldoc.AsErrors(errs) {
+		found = found || e.Path == "exercises[0].goals[1].params.resources" && strings.Contains(e.Msg, "limits pods")
+	}
+	if !found {
+		t.Errorf("got %v, want an error that the goal does not keep pods limited", errs)
+	}
+	fixed := edit(t, src, "resources: [requests.cpu]", "resources: [requests.cpu, pods]")
+	if _, errs := Parse("labs/demo/lab.yaml", fixed); len(errs) > 0 {
+		t.Errorf("every resource listed: got %v, want no errors", errs)
 	}
 }
 

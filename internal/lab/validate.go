@@ -1,9 +1,11 @@
 package lab
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -96,6 +98,57 @@ func (v *validator) exercise(p string, e *Exercise) {
 		v.add(p+".solution", "a reference solution is required for the self-test")
 	}
 	v.steps(p+".solution", e.Solution)
+	v.shortcuts(p+".shortcuts", e)
+}
+
+func (v *validator) shortcuts(p string, e *Exercise) {
+	seen := map[string]bool{}
+	for i := range e.Shortcuts {
+		sp := fmt.Sprintf("%s[%d]", p, i)
+		s := &e.Shortcuts[i]
+		v.id(sp+".id", s.ID)
+		if seen[s.ID] {
+			v.add(sp+".id", "duplicate shortcut id %q", s.ID)
+		}
+		seen[s.ID] = true
+		if s.Why == "" {
+			v.add(sp+".why", "say what the shortcut does and why it must not pass")
+		}
+		if len(s.Steps) == 0 {
+			v.add(sp+".steps", "a shortcut needs at least one step")
+		}
+		v.steps(sp+".steps", s.Steps)
+		v.steps(sp+".undo", s.Undo)
+		for j, k := range s.RefusedBy {
+			if !slices.ContainsFunc(e.Goals, func(c Check) bool { return c.Kind == k }) {
+				v.add(fmt.Sprintf("%s.refusedBy[%d]", sp, j), "%q is not the kind of a goal of this exercise", k)
+			}
+		}
+	}
+	v.quotaResources(p, e)
+}
+
+// quotaResources makes a quotaEnforced goal cover every resource the
+// exercise's chaos puts in that quota: the quota must keep limiting what it
+// limited.
+func (v *validator) quotaResources(p string, e *Exercise) {
+	for _, s := range e.Chaos {
+		q, ok := s.Params.(*ApplyQuota)
+		if !ok {
+			continue
+		}
+		for i, g := range e.Goals {
+			qe, ok := g.Params.(*QuotaEnforced)
+			if !ok || qe.Name != q.Name || (cmp.Or(qe.Namespace, "default")) != q.Namespace {
+				continue
+			}
+			for res := range q.Hard {
+				if !slices.Contains(qe.Resources, res) {
+					v.add(fmt.Sprintf("%s.goals[%d].params.resources", strings.TrimSuffix(p, ".shortcuts"), i), "the chaos's quota limits %s: list it, so that it must stay limited", res)
+				}
+			}
+		}
+	}
 }
 
 func (v *validator) steps(p string, steps []Step) {

@@ -20,7 +20,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if q != nil {
 			_ = q.Public()
-			_ = Grade(t.Context(), q, Answers{}, nil)
+			if _, err := Grade(t.Context(), q, Answers{}, nil); err != nil {
+				t.Fatalf("grade no answers: %v", err)
+			}
 		}
 	})
 }

@@ -38,8 +38,13 @@ type QuestionResult struct {
 var ErrNoCluster = errors.New("no cluster to check the answer against")
 
 // Grade grades answers against q. Cluster questions are checked against ca,
-// which may be nil when the learner has no cluster.
-func Grade(ctx context.Context, q *Quiz, answers Answers, ca ClusterAnswers) Result {
+// which may be nil when the learner has no cluster. Answers that are not
+// answers to q's questions (see Quiz.Check) are an error wrapping
+// ErrBadAnswer, and nothing is graded: a typo must not count as wrong.
+func Grade(ctx context.Context, q *Quiz, answers Answers, ca ClusterAnswers) (Result, error) {
+	if err := q.Check(answers); err != nil {
+		return Result{}, err
+	}
 	r := Result{QuizID: q.ID, Total: len(q.Questions)}
 	for i := range q.Questions {
 		qr := gradeQuestion(ctx, &q.Questions[i], answers[q.Questions[i].ID], ca)
@@ -48,7 +53,7 @@ func Grade(ctx context.Context, q *Quiz, answers Answers, ca ClusterAnswers) Res
 		}
 		r.Questions = append(r.Questions, qr)
 	}
-	return r
+	return r, nil
 }
 
 func gradeQuestion(ctx context.Context, q *Question, given []string, ca ClusterAnswers) QuestionResult {

@@ -21,7 +21,18 @@ const (
 	KindReset     = "reset"     // AttemptData: the exercise was reset
 	KindQuiz      = "quiz"      // QuizData: a quiz was answered and graded
 	KindCluster   = "cluster"   // ClusterData: the cluster was created or deleted
+	KindWatch     = "watch"     // WatchData: a Watcher saw the goals come to hold, or stop holding
 )
+
+// The types below are the details of timeline events as the store keeps
+// them (JSON in store.Event.Data); Timeline and Progress hand them out
+// decoded into Event.
+
+// WatchData is the detail of a watch event.
+type WatchData struct {
+	// Held is when the goals came to hold; zero when they stopped holding.
+	Held time.Time `json:"held,omitzero"`
+}
 
 // StateData is the detail of a state event.
 type StateData struct {
@@ -47,6 +58,8 @@ type StepData struct {
 type AttemptData struct {
 	Attempt  *engine.Attempt `json:"attempt"`
 	Recovery time.Duration   `json:"recoveryNs,omitempty"`
+	// T1Source says how the attempt's T1 was found (see CheckResult).
+	T1Source string `json:"t1Source,omitempty"`
 }
 
 // ChaosData is the detail of a chaos event.
@@ -85,22 +98,21 @@ type ClusterData struct {
 	Deleted bool   `json:"deleted,omitempty"`
 }
 
-// Update is what a Progress function hears: a timeline event, persisted
+// Update is what a Progress function hears: a timeline event, recorded
 // before it is reported (Seq > 0), or, for a step that has only started, a
-// transient notice (Seq 0) whose end will be persisted.
-type Update struct {
-	store.Event
-	// Step is set for step events.
-	Step *StepData `json:"step,omitempty"`
-}
+// notice (Seq 0) whose end will be recorded. Updates are JSON-encodable and
+// go to a browser as they come.
+type Update = Event
 
 // Progress receives Updates as a long operation goes; nil discards them.
 // It is called on the goroutine of the Manager call it was given to.
 type Progress func(Update)
 
-func (p Progress) report(ev *store.Event, step *StepData) {
+// report reports ev; step, when set, is its step (which ev's data holds
+// too, so only ev is read).
+func (p Progress) report(ev *store.Event, _ *StepData) {
 	if p != nil {
-		p(Update{Event: *ev, Step: step})
+		p(eventView(*ev))
 	}
 }
 
@@ -112,16 +124,4 @@ func newEvent(kind, exercise, msg string, data any) *store.Event {
 		ev.Data, _ = json.Marshal(data)
 	}
 	return ev
-}
-
-// DecodeStep returns the step of a step event.
-func DecodeStep(ev store.Event) (*StepData, bool) {
-	if ev.Kind != KindStep {
-		return nil, false
-	}
-	var s StepData
-	if err := json.Unmarshal(ev.Data, &s); err != nil {
-		return nil, false
-	}
-	return &s, true
 }

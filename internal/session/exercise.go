@@ -11,14 +11,26 @@ import (
 	"oplab.dev/oplab/internal/store"
 )
 
-// open loads a session, locks it, and checks that it is live and ready for
-// exercises. The caller must call the returned unlock.
-func (m *Manager) open(ctx context.Context, id string) (*live, func(), error) {
+// open loads a session, locks it, settles what an oplab that is gone left
+// half-done on it, and checks that it is live and ready for exercises. The
+// caller must call the returned unlock.
+func (m *Manager) open(ctx context.Context, id string, progress Progress) (*live, func(), error) {
+	if rec, err := m.o.Store.Session(ctx, id); err == nil && State(rec.State) == Provisioning {
+		// Do not wait for a start that is under way.
+		unlock, ok := m.tryLock(id)
+		if !ok {
+			return nil, nil, fmt.Errorf("session %s: %w (still provisioning)", id, ErrNotReady)
+		}
+		unlock()
+	}
 	unlock, err := m.lock(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	s, err := m.load(ctx, id)
+	if err == nil {
+		err = m.settle(ctx, s, progress, false)
+	}
 	if err != nil {
 		unlock()
 		return nil, nil, err
@@ -26,7 +38,7 @@ func (m *Manager) open(ctx context.Context, id string) (*live, func(), error) {
 	switch st := s.state(); {
 	case st.Terminal():
 		unlock()
-		return nil, nil, fmt.Errorf("session %s is %s: %w", id, st, ErrEnded)
+		return nil, nil, fmt.Errorf("session %s is %s%s: %w", id, st, because(s), ErrEnded)
 	case st == Provisioning:
 		unlock()
 		return nil, nil, fmt.Errorf("session %s: %w (still provisioning)", id, ErrNotReady)
@@ -36,6 +48,14 @@ func (m *Manager) open(ctx context.Context, id string) (*live, func(), error) {
 		return nil, nil, fmt.Errorf("session %s: every exercise is done: %w", id, ErrEnded)
 	}
 	return s, unlock, nil
+}
+
+// because gives the reason of a failed session, for an error message.
+func because(s *live) string {
+	if s.state() != Failed || s.work.Error == "" {
+		return ""
+	}
+	return " (" + s.work.Error + ")"
 }
 
 // checkCurrent returns an ErrOutOfOrder error when want names an exercise
@@ -55,7 +75,7 @@ func checkCurrent(s *live, want string) error {
 // and waits until its fault is confirmed, which is T0. An exercise without
 // chaos just starts. The session moves to in-exercise.
 func (m *Manager) Chaos(ctx context.Context, id, exercise string, progress Progress) (*Status, error) {
-	s, unlock, err := m.open(ctx, id)
+	s, unlock, err := m.open(ctx, id, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -72,9 +92,16 @@ func (m *Manager) Chaos(ctx context.Context, id, exercise string, progress Progr
 	if err != nil {
 		return nil, err
 	}
+	if len(ex.Chaos) > 0 {
+		// Recorded before anything acts, so that a chaos killed half-way is
+		// rolled back by the next command.
+		if err := m.intend(ctx, s, OpChaos, ""); err != nil {
+			return nil, err
+		}
+	}
 	if s.work.Attempt == nil || s.state() == Ready {
 		if err := m.begin(ctx, s, e, progress); err != nil {
-			return nil, err
+			return nil, errors.Join(err, m.unintend(ctx, s))
 		}
 	}
 	if len(ex.Chaos) == 0 {
@@ -83,6 +110,7 @@ func (m *Manager) Chaos(ctx context.Context, id, exercise string, progress Progr
 	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
 	fault, err := e.Chaos(ctx, s.lab, s.work.Attempt, engineProgress(rep))
 	data := ChaosData{T0: s.work.Attempt.T0, Fault: fault}
+	s.work.Pending = nil // cleared with the outcome
 	if err != nil {
 		// Chaos may have run in part: the exercise is under way either
 		// way, and reset (or chaos again) picks it up.
@@ -124,7 +152,7 @@ func (m *Manager) begin(ctx context.Context, s *live, e *engine.Engine, progress
 			return fmt.Errorf("exercise %s: %w: %s (wait for the cluster to settle, or reset the exercise)", ex.ID, engine.ErrNotSteady, firstFailure(steady))
 		}
 	}
-	s.work = work{Attempt: a}
+	s.work = work{Attempt: a, Pending: s.work.Pending}
 	ev := newEvent(KindExercise, ex.ID, "exercise "+ex.ID+" started", AttemptData{Attempt: a})
 	if len(ex.Chaos) == 0 {
 		return m.move(ctx, s, InExercise, "exercise "+ex.ID+" started", progress, ev)
@@ -134,15 +162,23 @@ func (m *Manager) begin(ctx context.Context, s *live, e *engine.Engine, progress
 
 // CheckResult is the outcome of Check.
 type CheckResult struct {
-	Exercise string        `json:"exercise"`
-	Report   engine.Report `json:"report"`
-	Late     bool          `json:"late,omitempty"`
+	Exercise string `json:"exercise"`
+	Report   Report `json:"report"`
+	// Late is true when the goals were checked after the exercise's time
+	// limit had run out.
+	Late bool `json:"late,omitempty"`
 	// Passed is true when every goal passed; the session then moved on to
 	// the next exercise, or completed.
 	Passed bool `json:"passed"`
 	// Recovery is T1 − T0 when the exercise had chaos and passed.
-	Recovery time.Duration `json:"recoveryNs,omitempty"`
-	Status   *Status       `json:"status"`
+	Recovery Millis `json:"recoveryMs,omitempty"`
+	// T1 is when the goals came to hold, found as T1Source says: watched
+	// by a Watcher, from the cluster's evidence, or, when neither tells,
+	// the moment of this check. T1Evidence lists the evidence.
+	T1         time.Time `json:"t1,omitzero"`
+	T1Source   string    `json:"t1Source,omitempty"`
+	T1Evidence []string  `json:"t1Evidence,omitempty"`
+	Status     *Status   `json:"status"`
 }
 
 // Check runs the current exercise's goal checks, records the result, and
@@ -150,7 +186,7 @@ type CheckResult struct {
 // session on. An exercise without chaos is started first if it has not
 // been; one with chaos must have had it (ErrOutOfOrder otherwise).
 func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*CheckResult, error) {
-	s, unlock, err := m.open(ctx, id)
+	s, unlock, err := m.open(ctx, id, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +215,11 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	if err != nil {
 		return nil, err
 	}
-	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: report.Recovery}
+	t1 := m.settleT1(ctx, e, s, &report)
+	res := &CheckResult{Exercise: ex.ID, Report: reportView(report), Passed: report.Passed, Recovery: millis(report.Recovery),
+		T1: t1.At, T1Source: t1.Source, T1Evidence: t1.Evidence}
 	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
-	if err := m.recordCheck(ctx, s, ex, res, progress); err != nil {
+	if err := m.recordCheck(ctx, s, ex, report, res.Late, progress); err != nil {
 		return nil, err
 	}
 	if res.Status, err = m.status(ctx, s); err != nil {
@@ -192,23 +230,23 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 
 // recordCheck stores the result of a check and, when it passed, moves the
 // session to the next exercise or completes it.
-func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, res *CheckResult, progress Progress) error {
+func (m *Manager) recordCheck(ctx context.Context, s *live, ex *lab.Exercise, report engine.Report, late bool, progress Progress) error {
 	ctx = context.WithoutCancel(ctx)
-	checkEv := newEvent(KindCheck, ex.ID, verdict("goals", res.Report), CheckData{Report: res.Report, Late: res.Late})
-	r := &store.Result{SessionID: s.rec.ID, Kind: store.ResultExercise, Item: ex.ID, Score: res.Report.Score, Total: res.Report.Total,
-		Passed: res.Passed, Recovery: res.Recovery, At: res.Report.At, Data: checkEv.Data}
+	checkEv := newEvent(KindCheck, ex.ID, verdict("goals", report), CheckData{Report: report, Late: late})
+	r := &store.Result{SessionID: s.rec.ID, Kind: store.ResultExercise, Item: ex.ID, Score: report.Score, Total: report.Total,
+		Passed: report.Passed, Recovery: report.Recovery, At: report.At, Data: checkEv.Data}
 	if err := m.o.Store.PutResult(ctx, r); err != nil {
 		return err
 	}
-	if !res.Passed {
+	if !report.Passed {
 		return m.save(ctx, s, progress, checkEv)
 	}
 	a := s.work.Attempt
 	msg := "every goal passed"
-	if res.Recovery > 0 {
-		msg = fmt.Sprintf("recovered: time to recovery %s", res.Recovery.Round(time.Millisecond))
+	if report.Recovery > 0 {
+		msg = fmt.Sprintf("recovered: time to recovery %s", report.Recovery.Round(time.Millisecond))
 	}
-	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: res.Recovery})
+	done := newEvent(KindRecovered, ex.ID, msg, AttemptData{Attempt: a, Recovery: report.Recovery, T1Source: s.work.T1Source})
 	s.rec.Exercise++
 	s.work = work{}
 	if s.exercise() == nil {

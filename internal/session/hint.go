@@ -30,7 +30,7 @@ type ShownHint struct {
 // gentlest first. An exercise without chaos is started first if it has not
 // been; one with chaos must have had it (ErrOutOfOrder otherwise).
 func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
-	s, unlock, err := m.open(ctx, id)
+	s, unlock, err := m.open(ctx, id, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -89,6 +91,16 @@ func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, er
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
+			// Who held it last, and now who holds it: for the message of a
+			// command that finds the lock free and the work half-done.
+			prev := make([]byte, 32)
+			n, _ := f.ReadAt(prev, 0)
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(prev[:n])))
+			m.mu.Lock()
+			m.holders[id] = pid
+			m.mu.Unlock()
+			_ = f.Truncate(0)
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 			return f, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
@@ -107,3 +119,18 @@ func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, er
 		}
 	}
 }
+
+// lastHolder returns the PID of the process that held session id's file
+// lock before this Manager last took it, or 0 when it is not known.
+func (m *Manager) lastHolder(id string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.holders[id]
+}
+
+// ownerKnown reports whether holding a session's lock proves that no other
+// process works on it: a lock shared by every process through LockDir,
+// which the kernel releases when its holder dies. Without LockDir the lock
+// covers this process only, and another process sharing the store (a
+// second server) may be working on the session.
+func (m *Manager) ownerKnown() bool { return m.o.LockDir != "" }

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"oplab.dev/oplab/internal/course"
 )
 
 // TestLockAcrossManagers has two Managers share a lock directory, as two
@@ -18,7 +16,7 @@ func TestLockAcrossManagers(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	newManager := func() *Manager {
-		m, err := New(Options{Store: f.store, Provider: f.m.o.Provider, Labs: course.Embedded().Labs, LockDir: dir})
+		m, err := New(Options{Store: f.store, Provider: f.m.o.Provider, Course: shippedCourse(t), LockDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"sync"
 	"time"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/store"
@@ -33,7 +33,14 @@ var _ Store = (*store.SQLite)(nil)
 
 // Errors a caller can test for with errors.Is.
 var (
-	ErrUnknownLab = errors.New("unknown lab")
+	// ErrNotFound: there is no session with that id (or none of the
+	// learner's, for Resolve).
+	ErrNotFound = errors.New("session not found")
+	// ErrUnknownLab: the course has no lab with that id.
+	ErrUnknownLab = course.ErrUnknownLab
+	// ErrNoCluster: the session has no cluster (still provisioning, or
+	// ended and its cluster deleted).
+	ErrNoCluster = errors.New("session has no cluster")
 	// ErrNoSession: the learner has no active session.
 	ErrNoSession = errors.New("no active session")
 	// ErrSeveralSessions: the learner has more than one active session
@@ -58,8 +65,9 @@ type Options struct {
 	Store Store
 	// Provider makes the clusters; required for anything that touches one.
 	Provider *cluster.Provider
-	// Labs holds <id>/lab.yaml; required.
-	Labs fs.FS
+	// Course is the loaded course the sessions' labs and quizzes come
+	// from; required.
+	Course *course.Course
 	// BinDir holds pg-operator and hostpod, which runs it as a host process.
 	BinDir string
 	// LockDir, when set, holds a lock file per session so that several
@@ -85,12 +93,15 @@ type Manager struct {
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex
 	engines map[string]*engine.Engine
+	// holders are, per session, the PID that held its file lock before
+	// this Manager took it.
+	holders map[string]int
 }
 
 // New returns a Manager.
 func New(o Options) (*Manager, error) {
-	if o.Store == nil || o.Labs == nil {
-		return nil, errors.New("new session manager: a store and labs are required")
+	if o.Store == nil || o.Course == nil {
+		return nil, errors.New("new session manager: a store and a course are required")
 	}
 	if o.CheckTimeout == 0 {
 		o.CheckTimeout = DefaultCheckTimeout
@@ -99,28 +110,15 @@ func New(o Options) (*Manager, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}}, nil
+	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}, holders: map[string]int{}}, nil
 }
 
-// Lab loads lab id.
-func (m *Manager) Lab(id string) (*lab.Lab, error) {
-	ids, err := lab.IDs(m.o.Labs)
-	if err != nil {
-		return nil, err
-	}
-	found := false
-	for _, known := range ids {
-		found = found || known == id
-	}
-	if !found {
-		return nil, fmt.Errorf("%w %q (labs: %v)", ErrUnknownLab, id, ids)
-	}
-	l, errs := lab.Load(m.o.Labs, id)
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("load lab %s: %w", id, errors.Join(errs...))
-	}
-	return l, nil
-}
+// Lab returns lab id of the course; an error wrapping ErrUnknownLab names
+// the labs there are.
+func (m *Manager) Lab(id string) (*lab.Lab, error) { return m.o.Course.Lab(id) }
+
+// Course returns the course the Manager runs labs of.
+func (m *Manager) Course() *course.Course { return m.o.Course }
 
 // engine returns the engine for a session's cluster.
 func (m *Manager) engine(s *store.Session) (*engine.Engine, error) {
@@ -158,6 +156,15 @@ type work struct {
 	Hints int `json:"hints,omitempty"`
 	// Error is why the session failed.
 	Error string `json:"error,omitempty"`
+	// Pending is the operation under way (chaos, reset, stop), recorded
+	// before it acts and cleared with its outcome: found set by a command
+	// that holds the session's lock, it was interrupted (see settle).
+	Pending *Pending `json:"pending,omitempty"`
+	// T1Source says how Attempt.T1 was found (see T1Watched); a Watcher
+	// sets T1 with T1Watched before any check ran.
+	T1Source string `json:"t1Source,omitempty"`
+	// Notice says what oplab did about a command that was interrupted.
+	Notice string `json:"notice,omitempty"`
 }
 
 // live is a loaded session: the stored record, its decoded working state
@@ -168,8 +175,17 @@ type live struct {
 	lab  *lab.Lab
 }
 
-func (m *Manager) load(ctx context.Context, id string) (*live, error) {
+// record reads session id's stored record; an unknown id is ErrNotFound.
+func (m *Manager) record(ctx context.Context, id string) (store.Session, error) {
 	rec, err := m.o.Store.Session(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return rec, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return rec, err
+}
+
+func (m *Manager) load(ctx context.Context, id string) (*live, error) {
+	rec, err := m.record(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,18 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+
+// shipped is the course built into oplab, loaded once for every test.
+var shipped = sync.OnceValues(func() (*course.Course, error) { return course.Load(course.Embedded()) })
+
+func shippedCourse(t *testing.T) *course.Course {
+	t.Helper()
+	c, err := shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // fixture is a Manager on a real SQLite file, with an embedded provider
 // whose bin directory is empty: anything that would create a cluster
@@ -40,7 +53,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Options{Store: st, Provider: p, Labs: course.Embedded().Labs})
+	m, err := New(Options{Store: st, Provider: p, Course: shippedCourse(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +120,7 @@ func TestStartFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	m2, _ := New(Options{Store: st2, Labs: course.Embedded().Labs})
+	m2, _ := New(Options{Store: st2, Course: shippedCourse(t)})
 	again, err := m2.Status(ctx, st.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +177,7 @@ func TestOrder(t *testing.T) {
 		{"check without a confirmed fault", func() error { _, err := f.m.Check(ctx, "nofault", nil); return err }, ErrOutOfOrder},
 		{"hint before chaos", func() error { _, err := f.m.Hint(ctx, "ready"); return err }, ErrOutOfOrder},
 		{"reset before the exercise started", func() error { _, err := f.m.Reset(ctx, "ready", nil); return err }, ErrOutOfOrder},
-		{"unknown session", func() error { _, err := f.m.Check(ctx, "ghost", nil); return err }, store.ErrNotFound},
+		{"unknown session", func() error { _, err := f.m.Check(ctx, "ghost", nil); return err }, ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,8 +233,8 @@ func TestStop(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stop %s: %v", tt.id, err)
 		}
-		if st.State != tt.want || st.Kubeconfig != "" {
-			t.Errorf("stop %s: got %s (kubeconfig %q), want %s and no kubeconfig", tt.id, st.State, st.Kubeconfig, tt.want)
+		if st.State != tt.want || st.ClusterLive {
+			t.Errorf("stop %s: got %s (cluster live %v), want %s and no cluster", tt.id, st.State, st.ClusterLive, tt.want)
 		}
 	}
 	evs, _ := f.m.Timeline(ctx, "live", 0)
@@ -237,9 +250,9 @@ func TestQuiz(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
-	q, errs := quiz.Load(course.Embedded().Quizzes, "failover")
-	if len(errs) > 0 {
-		t.Fatal(errs)
+	q, err := shippedCourse(t).Quiz("failover")
+	if err != nil {
+		t.Fatal(err)
 	}
 	f.seed(t, "s", "failover", Expired, 0, nil)
 	answers := quiz.Answers{}
@@ -261,7 +274,7 @@ func TestQuiz(t *testing.T) {
 	if clusterQs == 0 {
 		t.Fatal("the failover quiz has no cluster question; this test needs one")
 	}
-	res, err := f.m.Quiz(ctx, "s", q, answers)
+	res, err := f.m.Quiz(ctx, "s", "failover", answers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +350,7 @@ func TestRecover(t *testing.T) {
 	if strings.Join(rep.Failed, ",") != "stuck" || len(rep.Deleted) != 0 {
 		t.Errorf("report: got %+v, want stuck failed and nothing deleted", rep)
 	}
-	if got, _ := f.m.Status(ctx, "stuck"); !strings.Contains(got.Error, "oplab stopped while provisioning") {
+	if got, _ := f.m.Status(ctx, "stuck"); !strings.Contains(got.Error, "stopped while starting the session") {
 		t.Errorf("error of the stuck session: got %q", got.Error)
 	}
 }

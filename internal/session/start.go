@@ -47,6 +47,11 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 	if o.Learner == "" {
 		return nil, errors.New("start lab: no learner")
 	}
+	// A session left provisioning by a start that was killed is failed
+	// now, so it neither blocks this start nor reads as active.
+	if err := m.Heal(ctx, o.Learner); err != nil {
+		return nil, err
+	}
 	if !o.AllowMany {
 		active, err := m.o.Store.Sessions(ctx, store.Filter{Learner: o.Learner, States: activeStates()})
 		if err != nil {
@@ -60,6 +65,15 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 		o.Lang = "en"
 	}
 	id := newID(l.ID)
+	// Held from before the session exists until it is ready or failed:
+	// another oplab that finds it provisioning and its lock free knows
+	// that this process is gone (the kernel releases a dead process's
+	// lock).
+	unlock, err := m.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	s := &live{lab: l, rec: store.Session{
 		ID: id, Learner: o.Learner, Lab: l.ID, Cluster: id, Provider: info.Name,
 		State: string(Provisioning), Lang: o.Lang, Data: []byte("{}"),
@@ -69,11 +83,6 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 		return nil, err
 	}
 	progress.report(first, nil)
-	unlock, err := m.lock(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	if err := m.provision(ctx, s, progress); err != nil {
 		return m.fail(ctx, s, err, progress)
 	}
@@ -134,6 +143,9 @@ func (m *Manager) fail(ctx context.Context, s *live, cause error, progress Progr
 // was one to delete.
 func (m *Manager) deleteCluster(ctx context.Context, s *live) (bool, error) {
 	m.forget(s.rec.ID)
+	if m.o.Provider == nil {
+		return false, fmt.Errorf("delete cluster %s: no cluster provider configured", s.rec.Cluster)
+	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	err := m.o.Provider.Delete(dctx, s.rec.Cluster)

@@ -4,14 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
-	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/store"
 )
 
-// Status is a session as a learner or an instructor sees it.
+// Status is a session as a learner or an instructor sees it. A front end
+// checks Learner against the caller before it shows anything.
 type Status struct {
 	ID       string `json:"id"`
 	Learner  string `json:"learner"`
@@ -25,19 +26,30 @@ type Status struct {
 	Exercise   int    `json:"exercise"`
 	ExerciseID string `json:"exerciseId,omitempty"`
 	Exercises  int    `json:"exercises"`
-	// Kubeconfig is the admin kubeconfig of the cluster while it lives.
-	Kubeconfig string          `json:"kubeconfig,omitempty"`
-	Attempt    *engine.Attempt `json:"attempt,omitempty"`
-	HintsShown int             `json:"hintsShown"`
-	Results    []store.Result  `json:"results"`
+	// ClusterLive is true while the session's cluster exists (a
+	// completed session keeps it for the quiz until it is stopped); its
+	// kubeconfig is then had from Manager.Kubeconfig.
+	ClusterLive bool     `json:"clusterLive"`
+	Attempt     *Attempt `json:"attempt,omitempty"`
+	HintsShown  int      `json:"hintsShown"`
+	Results     []Result `json:"results"`
 	// Error is why a failed session failed.
-	Error   string    `json:"error,omitempty"`
+	Error string `json:"error,omitempty"`
+	// Notice says what oplab did about a command that was interrupted
+	// (killed) half-way, or what the next command will do about it.
+	Notice  string    `json:"notice,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
 
-// Status reads a session.
+// Status reads a session; an unknown id is ErrNotFound. A session that
+// an oplab which is gone left provisioning is failed first (and its
+// cluster deleted), and an interrupted stop finished: a status never shows
+// work under way that nobody does.
 func (m *Manager) Status(ctx context.Context, id string) (*Status, error) {
+	if err := m.healID(ctx, id); err != nil {
+		return nil, err
+	}
 	s, err := m.load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -45,46 +57,105 @@ func (m *Manager) Status(ctx context.Context, id string) (*Status, error) {
 	return m.status(ctx, s)
 }
 
+// healID heals session id (see Heal).
+func (m *Manager) healID(ctx context.Context, id string) error {
+	rec, err := m.record(ctx, id)
+	if err != nil {
+		return err
+	}
+	return m.healOne(ctx, rec)
+}
+
 func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	ctx = context.WithoutCancel(ctx)
 	st := &Status{
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
-		Attempt: s.work.Attempt, HintsShown: s.work.Hints, Error: s.work.Error, Created: s.rec.Created, Updated: s.rec.Updated,
+		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error,
+		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated,
 	}
-	if st.State != Provisioning && m.o.Provider != nil {
-		// A completed session keeps its cluster (for the quiz, and to look
-		// around) until it is stopped.
-		st.Kubeconfig, _ = m.o.Provider.KubeconfigPath(s.rec.Cluster)
+	if st.Attempt != nil {
+		st.Attempt.T1Source = s.work.T1Source
+	}
+	if p := s.work.Pending; p != nil && st.Notice == "" {
+		st.Notice = m.pendingNotice(s, p)
 	}
 	rs, err := m.o.Store.Results(ctx, s.rec.ID)
 	if err != nil {
 		return nil, err
 	}
-	st.Results = rs
-	if st.Results == nil {
-		st.Results = []store.Result{}
+	st.Results = make([]Result, 0, len(rs))
+	for _, r := range rs {
+		st.Results = append(st.Results, resultView(r))
 	}
 	return st, nil
 }
 
-// Timeline returns a session's events after seq (0 for all), oldest first.
-func (m *Manager) Timeline(ctx context.Context, id string, after int64) ([]store.Event, error) {
-	if _, err := m.o.Store.Session(ctx, id); err != nil {
+// Timeline returns a session's events after seq (0 for all), oldest
+// first; an unknown id is ErrNotFound.
+func (m *Manager) Timeline(ctx context.Context, id string, after int64) ([]Event, error) {
+	if err := m.healID(ctx, id); err != nil {
 		return nil, err
 	}
-	return m.o.Store.Events(ctx, id, after)
+	evs, err := m.o.Store.Events(ctx, id, after)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Event, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, eventView(ev))
+	}
+	return out, nil
 }
 
 // Sessions lists a learner's sessions (all learners' when empty), newest
 // first.
-func (m *Manager) Sessions(ctx context.Context, learner string) ([]store.Session, error) {
-	return m.o.Store.Sessions(ctx, store.Filter{Learner: learner})
+func (m *Manager) Sessions(ctx context.Context, learner string) ([]Summary, error) {
+	if err := m.Heal(ctx, learner); err != nil {
+		return nil, err
+	}
+	list, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Summary, 0, len(list))
+	for _, r := range list {
+		sum := Summary{ID: r.ID, Learner: r.Learner, Lab: r.Lab, Provider: r.Provider, Lang: r.Lang, State: State(r.State),
+			Exercise: r.Exercise, Created: r.Created, Updated: r.Updated}
+		if l, err := m.Lab(r.Lab); err == nil {
+			sum.Exercises = len(l.Exercises)
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// Resolve returns the session a learner's command acts on: id when given
+// (ErrNotFound unless it is one of the learner's sessions, so that nobody
+// learns of another's), else the learner's active session, else their
+// newest one, which may have ended (its status and results stay
+// readable). ErrNoSession when the learner has none; ErrSeveralSessions
+// when more than one is active.
+func (m *Manager) Resolve(ctx context.Context, learner, id string) (string, error) {
+	if id == "" {
+		return m.Latest(ctx, learner)
+	}
+	rec, err := m.record(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if rec.Learner != learner {
+		return "", fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return id, nil
 }
 
 // Current returns the id of the learner's one active session:
 // ErrNoSession when there is none, ErrSeveralSessions when there are more.
 func (m *Manager) Current(ctx context.Context, learner string) (string, error) {
+	if err := m.Heal(ctx, learner); err != nil {
+		return "", err
+	}
 	active, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, States: activeStates()})
 	if err != nil {
 		return "", err
@@ -117,4 +188,53 @@ func (m *Manager) Latest(ctx context.Context, learner string) (string, error) {
 		return "", ErrNoSession
 	}
 	return all[0].ID, nil
+}
+
+// pendingNotice says what became of an operation recorded as pending: under
+// way, or interrupted and what the next command does about it.
+func (m *Manager) pendingNotice(s *live, p *Pending) string {
+	unlock, free := m.tryLock(s.rec.ID)
+	if free {
+		unlock()
+	}
+	if !free || !m.ownerKnown() {
+		return fmt.Sprintf("%s under way since %s", p.Op, p.Since.Local().Format(time.TimeOnly))
+	}
+	what := "rolls the chaos back"
+	if p.Op != OpChaos {
+		what = "finishes it"
+	}
+	return fmt.Sprintf("%s was interrupted (%s stopped at %s); the next chaos, check, hint or reset %s",
+		p.Op, m.who(s.rec.ID, p), p.Since.Local().Format(time.TimeOnly), what)
+}
+
+// Kubeconfig returns the admin kubeconfig of session id's cluster, for the
+// learner's own kubectl. It holds the cluster's admin credentials: hand it
+// to the session's learner only, and never log it. ErrNoCluster when the
+// session has no cluster.
+func (m *Manager) Kubeconfig(ctx context.Context, id string) ([]byte, error) {
+	path, err := m.KubeconfigPath(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: read kubeconfig: %w", id, err)
+	}
+	return data, nil
+}
+
+// KubeconfigPath returns where session id's admin kubeconfig is on this
+// machine. Only a front end whose user is at this machine (the offline
+// CLI) may show it; a browser gets Kubeconfig instead. ErrNoCluster when
+// the session has no cluster.
+func (m *Manager) KubeconfigPath(ctx context.Context, id string) (string, error) {
+	s, err := m.load(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if !m.hasCluster(s) {
+		return "", fmt.Errorf("session %s (%s): %w", id, s.state(), ErrNoCluster)
+	}
+	return m.o.Provider.KubeconfigPath(s.rec.Cluster)
 }

@@ -49,6 +49,47 @@ var migrations = []string{
 	);`,
 	// 2: the session package's working state (the current attempt).
 	`ALTER TABLE sessions ADD COLUMN data TEXT NOT NULL DEFAULT '{}';`,
+	// 3: instructors, classes, their members and the sessions they run.
+	// Passwords and rejoin codes are stored only as hashes; a class's join
+	// code is kept as is because the instructor shows it to the room for
+	// as long as the class runs (see the class package).
+	`CREATE TABLE instructors (
+		name          TEXT PRIMARY KEY,
+		password_hash TEXT NOT NULL,
+		admin         INTEGER NOT NULL DEFAULT 0,
+		created_at    INTEGER NOT NULL,
+		updated_at    INTEGER NOT NULL,
+		version       INTEGER NOT NULL DEFAULT 1
+	);
+	CREATE TABLE classes (
+		id            TEXT PRIMARY KEY,
+		name          TEXT NOT NULL UNIQUE,
+		labs          TEXT NOT NULL DEFAULT '[]',
+		join_code     TEXT NOT NULL UNIQUE,
+		capacity      INTEGER NOT NULL DEFAULT 0,
+		opens_at      INTEGER NOT NULL DEFAULT 0,
+		closes_at     INTEGER NOT NULL DEFAULT 0,
+		time_limit_ns INTEGER NOT NULL DEFAULT 0,
+		owner         TEXT NOT NULL REFERENCES instructors (name),
+		closed        INTEGER NOT NULL DEFAULT 0,
+		created_at    INTEGER NOT NULL,
+		updated_at    INTEGER NOT NULL,
+		version       INTEGER NOT NULL DEFAULT 1
+	);
+	CREATE INDEX classes_owner ON classes (owner);
+	CREATE TABLE class_members (
+		id           TEXT PRIMARY KEY,
+		class_id     TEXT NOT NULL REFERENCES classes (id) ON DELETE CASCADE,
+		display_name TEXT NOT NULL COLLATE NOCASE,
+		rejoin_hash  TEXT NOT NULL UNIQUE,
+		joined_at    INTEGER NOT NULL,
+		UNIQUE (class_id, display_name)
+	);
+	CREATE TABLE class_sessions (
+		session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+		class_id   TEXT NOT NULL REFERENCES classes (id) ON DELETE CASCADE
+	);
+	CREATE INDEX class_sessions_class ON class_sessions (class_id);`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

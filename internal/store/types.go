@@ -9,9 +9,10 @@ import (
 // Errors a caller can test for with errors.Is.
 var (
 	ErrNotFound = errors.New("not found")
-	// ErrConflict means the session changed since it was read.
-	ErrConflict = errors.New("session changed concurrently")
-	// ErrExists means a session with that id already exists.
+	// ErrConflict means the record (a session, a class, an instructor)
+	// changed since it was read.
+	ErrConflict = errors.New("changed concurrently")
+	// ErrExists means a record with that id (or name) already exists.
 	ErrExists = errors.New("already exists")
 )
 

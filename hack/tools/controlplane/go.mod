@@ -13,7 +13,9 @@ require (
 	github.com/spf13/pflag v1.0.10
 	k8s.io/apimachinery v0.36.1
 	k8s.io/apiserver v0.36.1
+	k8s.io/client-go v0.36.1
 	k8s.io/component-base v0.36.1
+	k8s.io/component-helpers v0.36.1
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kubernetes v1.36.1
 	sigs.k8s.io/kwok v0.8.0
@@ -181,10 +183,8 @@ require (
 	k8s.io/api v0.36.1 // indirect
 	k8s.io/apiextensions-apiserver v0.0.0 // indirect
 	k8s.io/cli-runtime v0.36.1 // indirect
-	k8s.io/client-go v0.36.1 // indirect
 	k8s.io/cloud-provider v0.36.1 // indirect
 	k8s.io/cluster-bootstrap v0.0.0 // indirect
-	k8s.io/component-helpers v0.36.1 // indirect
 	k8s.io/controller-manager v0.36.1 // indirect
 	k8s.io/cri-api v0.36.1 // indirect
 	k8s.io/cri-client v0.36.1 // indirect

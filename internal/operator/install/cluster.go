@@ -8,6 +8,7 @@ import (
 
 	"oplab.dev/oplab/charts"
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // ForCluster returns an Installer for the cluster name of p.
@@ -45,7 +46,7 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 			Operator:        filepath.Join(binDir, "pg-operator"),
 			HostPod:         filepath.Join(binDir, "hostpod"),
 			AdminKubeconfig: kc,
-			Dir:             filepath.Join(filepath.Dir(kc), "pg-operator"),
+			Dir:             oplog.Beside(kc).Dir,
 		}
 	} else if info.Capabilities.LoadImages && opts.Preload == nil {
 		opts.Preload = func(ctx context.Context) error { return preload(ctx, p, name, opts) }

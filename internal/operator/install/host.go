@@ -27,6 +27,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // HostRunner runs programs beside a cluster and stops them with it;
@@ -90,10 +91,12 @@ func (h *Host) tokenTTL() time.Duration {
 // hostProcessName names the process for the runner.
 const hostProcessName = "pg-operator"
 
+// paths names the files in Dir; the operator's logs are where package oplog
+// reads them.
 func (h *Host) paths() (token, kubeconfig, log, previous, hostpodLog string) {
+	loc := oplog.Location{Dir: h.Dir}
 	return filepath.Join(h.Dir, "token"), filepath.Join(h.Dir, "kubeconfig"),
-		filepath.Join(h.Dir, "pg-operator.log"), filepath.Join(h.Dir, "pg-operator.previous.log"),
-		filepath.Join(h.Dir, "hostpod.log")
+		loc.Log(), loc.Previous(), filepath.Join(h.Dir, "hostpod.log")
 }
 
 // startHost (re)starts the operator's host process for the release rel and

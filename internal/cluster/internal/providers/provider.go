@@ -109,8 +109,13 @@ const (
 	StateDegraded State = "degraded"
 	// StateStopped: no component of the cluster is alive.
 	StateStopped State = "stopped"
-	// StateCreating: Create has not finished.
+	// StateCreating: Create has not finished, and the process running it
+	// is alive.
 	StateCreating State = "creating"
+	// StateAbandoned: Create did not finish and the process running it is
+	// gone (killed); nothing will ever finish it. List removes such a
+	// cluster, and so does a new Create of the same name.
+	StateAbandoned State = "abandoned"
 )
 
 // Status describes a cluster.

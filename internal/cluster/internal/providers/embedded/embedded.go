@@ -177,12 +177,24 @@ func (p *Provider) create(ctx context.Context, name string, opts providers.Creat
 	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
 		return err
 	}
+	if _, err := p.removeAbandoned(ctx, name); err != nil {
+		return err
+	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%w: %q (delete it first, or choose another name)", providers.ErrAlreadyExists, name)
 		}
 		return err
 	}
+	// Held until Create returns, after the clean-up of a failure: while it
+	// is held, the cluster is being created; once its holder is gone and
+	// the cluster is not ready, it was abandoned.
+	release, err := holdCreating(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return err
+	}
+	defer release()
 	st := &clusterState{Name: name, Created: time.Now().UTC(), Ports: pt}
 	defer func() {
 		if err != nil {
@@ -362,6 +374,11 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 	st, err := readState(dir)
 	if err != nil {
 		if isNotExist(err) {
+			if !creatorAlive(dir) && p.stopMarked(dir) == nil && os.RemoveAll(dir) == nil {
+				// A Create killed before it wrote the state left the
+				// directory: nothing else can remove it.
+				p.logger.Info("removed the directory of an interrupted create", "cluster", name)
+			}
 			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
 		}
 		return err
@@ -376,6 +393,9 @@ func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) e
 	p.removeVolumeDirs(ctx, layout{dir})
 	if err := p.stopProcesses(st, dir); err != nil {
 		// Keep the state so the cluster can still be found and stopped.
+		return err
+	}
+	if err := p.stopMarked(dir); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -449,6 +469,15 @@ func (p *Provider) List(ctx context.Context) ([]providers.Status, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.State == providers.StateAbandoned {
+			// Nothing can finish or use it: remove it, as the Create that
+			// was killed would have on failure.
+			if removed, err := p.removeAbandoned(ctx, s.Name); err != nil {
+				return nil, err
+			} else if removed {
+				continue
+			}
+		}
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -507,6 +536,9 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 	}
 	wg.Wait()
 	s.State = overall(st, s.Components)
+	if abandoned(l.dir, st) {
+		s.State = providers.StateAbandoned
+	}
 	return s, nil
 }
 

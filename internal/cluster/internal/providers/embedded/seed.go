@@ -46,8 +46,8 @@ const (
 	// seedUnused is how long a seed of other binaries is kept after its
 	// last use.
 	seedUnused = 7 * 24 * time.Hour
-	// seedAbandoned is how old a seed being made must be to count as
-	// abandoned: making one takes seconds.
+	// seedAbandoned is how old a seed being made without a creation lock
+	// must be to count as abandoned: making one takes seconds.
 	seedAbandoned = 10 * time.Minute
 )
 
@@ -104,6 +104,11 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	release, err := holdCreating(tmp)
+	if err != nil {
+		return err
+	}
+	defer release()
 	pt, err := allocatePorts(0)
 	if err != nil {
 		return err
@@ -287,14 +292,21 @@ func (p *Provider) pruneSeeds(root, keep string) {
 		case err != nil || e.Name() == keep:
 			continue
 		case strings.HasPrefix(e.Name(), ".making-"):
-			if time.Since(fi.ModTime()) < seedAbandoned {
-				continue // another Create may be making it
+			if creatorAlive(dir) {
+				continue // another Create is making it
+			}
+			if _, err := os.Stat(filepath.Join(dir, creatingLock)); err != nil && time.Since(fi.ModTime()) < seedAbandoned {
+				continue // just made: its lock is not taken yet
 			}
 			if st, err := readState(dir); err == nil {
 				if err := p.stopProcesses(st, dir); err != nil {
 					p.logger.Warn("stop the processes of an abandoned seed", "dir", dir, "error", err)
 					continue
 				}
+			}
+			if err := p.stopMarked(dir); err != nil {
+				p.logger.Warn("stop the processes of an abandoned seed", "dir", dir, "error", err)
+				continue
 			}
 		case time.Since(fi.ModTime()) < seedUnused:
 			continue

@@ -1,0 +1,140 @@
+// Package app composes oplab's application layer once, for both front
+// ends: the web server (`oplab serve`) and every command of the offline
+// CLI build an App and then only parse input, call it and render.
+//
+// Open opens the store under the data directory, makes the cluster
+// provider, loads and validates the course once, and builds the session
+// manager on them; Close releases what Open opened.
+package app
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
+)
+
+// LocalLearner is the learner of a single-user oplab: the person at this
+// machine, whether at the terminal or in the browser of a server on
+// 127.0.0.1, so that both front ends act on the same sessions.
+const LocalLearner = "local"
+
+// Provider names.
+const (
+	// Embedded runs a real control plane per cluster as local processes.
+	Embedded = cluster.ProviderEmbedded
+	// Kind runs a kind cluster per session in Docker or Podman.
+	Kind = cluster.ProviderKind
+)
+
+// DefaultRecoverAfter is how long a session may show no progress while
+// provisioning before Recover records it as failed: longer than any
+// step of a start takes.
+const DefaultRecoverAfter = 5 * time.Minute
+
+// Config says where oplab's files are and what to build.
+type Config struct {
+	// DataDir holds the store (oplab.db), the clusters and the session
+	// locks; required.
+	DataDir string
+	// BinDir holds the control-plane binaries, pg-operator and hostpod.
+	BinDir string
+	// Provider names the cluster provider; Embedded when empty.
+	Provider string
+	// Course is the course to run; the one built into oplab when its
+	// folders are nil.
+	Course course.Sources
+	// CheckTimeout caps a goal check's time budget in a session's Check;
+	// session.DefaultCheckTimeout when zero.
+	CheckTimeout time.Duration
+	// Logger receives debug messages; discarded when nil.
+	Logger *slog.Logger
+}
+
+// App is oplab's application layer, composed once.
+type App struct {
+	// Course is the course, loaded and validated once.
+	Course *course.Course
+	// Sessions runs learners' sessions.
+	Sessions *session.Manager
+	// Clusters is the cluster provider the sessions run on.
+	Clusters *cluster.Provider
+	// Classes runs instructors, classes and the learners who join them.
+	Classes *class.Service
+
+	store *store.SQLite
+}
+
+// Open builds the application layer from c.
+func Open(ctx context.Context, c Config) (*App, error) {
+	if c.DataDir == "" {
+		return nil, errors.New("open oplab: no data directory")
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	src := c.Course
+	if src.Labs == nil && src.Content == nil && src.Quizzes == nil {
+		src = course.Embedded()
+	}
+	crs, err := course.Load(src)
+	if err != nil {
+		return nil, err
+	}
+	p, err := NewProvider(c)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenDir(ctx, c.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	m, err := session.New(session.Options{
+		Store: st, Provider: p, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
+		// Two oplab processes (a server and a command in a terminal, or
+		// two terminals) take turns on a session.
+		LockDir: filepath.Join(c.DataDir, "locks"),
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	classes, err := class.New(class.Options{Store: st, Labs: src.Labs, Logger: c.Logger})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &App{Course: crs, Sessions: m, Clusters: p, Classes: classes, store: st}, nil
+}
+
+// NewProvider returns the cluster provider c names, without the rest of
+// the App (the cluster commands need no store and no course).
+func NewProvider(c Config) (*cluster.Provider, error) {
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	name := c.Provider
+	if name == "" {
+		name = Embedded
+	}
+	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderByName(name, c.BinDir, c.DataDir))
+}
+
+// Recover tidies up after an oplab that stopped uncleanly (see
+// session.Manager.Recover): a server calls it at start-up. Sessions left
+// provisioning with no progress for DefaultRecoverAfter are failed.
+func (a *App) Recover(ctx context.Context) (session.RecoverReport, error) {
+	return a.Sessions.Recover(ctx, DefaultRecoverAfter)
+}
+
+// Close releases the store. Clusters keep running: they belong to their
+// sessions, which outlive the process.
+func (a *App) Close() error { return a.store.Close() }

@@ -1,0 +1,78 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
+)
+
+// TestOpen opens the application on a fresh data directory: the store's
+// file is there, the course is loaded, the session manager answers, and a
+// second App on the same directory (a CLI command beside a server) sees
+// the same sessions.
+func TestOpen(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	a, err := Open(ctx, Config{DataDir: dir, BinDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
+		t.Errorf("store file: %v", err)
+	}
+	if _, err := a.Course.Lab("failover"); err != nil {
+		t.Errorf("course: %v", err)
+	}
+	if a.Clusters.Info().Name != Embedded {
+		t.Errorf("provider: got %q, want %q", a.Clusters.Info().Name, Embedded)
+	}
+	labs, err := a.Sessions.Catalogue(ctx, LocalLearner, locale.En)
+	if err != nil || len(labs) != len(a.Course.Labs()) {
+		t.Errorf("catalogue: got %d labs, %v; want %d", len(labs), err, len(a.Course.Labs()))
+	}
+	if rep, err := a.Recover(ctx); err != nil || len(rep.Failed)+len(rep.Deleted) != 0 {
+		t.Errorf("recover on an empty store: got %+v, %v; want nothing done", rep, err)
+	}
+	// A start fails without control-plane binaries, and is recorded.
+	if _, err := a.Sessions.Start(ctx, session.StartOptions{Learner: LocalLearner, Lab: "rbac"}, nil); err == nil {
+		t.Fatal("start without binaries: got nil error")
+	}
+	b, err := Open(ctx, Config{DataDir: dir, BinDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if id, err := b.Sessions.Resolve(ctx, LocalLearner, ""); err != nil || !strings.HasPrefix(id, "rbac-") {
+		t.Errorf("second app: got %q, %v; want the rbac session the first recorded", id, err)
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	t.Parallel()
+	broken := course.Embedded()
+	broken.Quizzes = fstest.MapFS{}
+	tests := []struct {
+		name string
+		c    Config
+		want string
+	}{
+		{"no data dir", Config{}, "no data directory"},
+		{"unknown provider", Config{DataDir: t.TempDir(), Provider: "nope"}, `unknown cluster provider "nope"`},
+		{"broken course", Config{DataDir: t.TempDir(), Course: broken}, "load course"},
+	}
+	for _, tt := range tests {
+		a, err := Open(t.Context(), tt.c)
+		if a != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, %v; want an error containing %q", tt.name, a, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package class
+
+import (
+	"context"
+	"time"
+)
+
+// Changes are the fields Edit changes; nil fields stay as they are.
+type Changes struct {
+	Labs      []string
+	Capacity  *int
+	Opens     *time.Time // the zero time removes the bound
+	Closes    *time.Time // the zero time removes the bound
+	TimeLimit *time.Duration
+	Owner     *string
+	// NewCode replaces the join code (the old one stops working; learners
+	// who joined stay in).
+	NewCode bool
+	// Reopen undoes Close.
+	Reopen bool
+}
+
+// Edit changes a class. It fails with a store conflict error when the
+// class changed since it was read (another instructor's edit at the same
+// moment): read it again and retry.
+func (s *Service) Edit(ctx context.Context, a Actor, name string, ch Changes) (*Class, error) {
+	c, err := s.managed(ctx, a, name)
+	if err != nil {
+		return nil, err
+	}
+	sp := Spec{Name: c.Name, Labs: c.Labs, Capacity: c.Capacity, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner}
+	if ch.Labs != nil {
+		sp.Labs = ch.Labs
+	}
+	set(&sp.Capacity, ch.Capacity)
+	set(&sp.Opens, ch.Opens)
+	set(&sp.Closes, ch.Closes)
+	set(&sp.TimeLimit, ch.TimeLimit)
+	set(&sp.Owner, ch.Owner)
+	if err := s.checkSpec(ctx, a, sp); err != nil {
+		return nil, err
+	}
+	c.Labs, c.Capacity, c.Opens, c.Closes, c.TimeLimit, c.Owner = sp.Labs, sp.Capacity, sp.Opens.UTC(), sp.Closes.UTC(), sp.TimeLimit, sp.Owner
+	if ch.NewCode {
+		c.JoinCode = newCode(joinCodeLen)
+	}
+	if ch.Reopen {
+		c.Closed = false
+	}
+	if err := s.o.Store.UpdateClass(ctx, &c); err != nil {
+		return nil, s.storeErr(err, name)
+	}
+	s.log.Info("class edited", "class", c.Name, "by", a.Name, "newCode", ch.NewCode, "reopened", ch.Reopen)
+	return s.view(ctx, c)
+}
+
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}

@@ -1,0 +1,137 @@
+package clusterview
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	pgv1 "oplab.dev/oplab/api/v1"
+	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/operator/install"
+)
+
+// TestWatcher watches a PostgresCluster that the real operator runs in a
+// real embedded cluster: the view reaches Ready with a primary behind -rw;
+// after the primary pod is deleted, the view shows the change and then a
+// primary again.
+func TestWatcher(t *testing.T) {
+	c := clustertest.New(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	in, err := install.ForCluster(c.Provider, c.Name, clustertest.BinDir(t), install.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Install(ctx); err != nil {
+		t.Fatalf("install the operator: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := in.Uninstall(context.Background()); err != nil {
+			t.Errorf("uninstall: %v", err)
+		}
+	})
+
+	// The watcher starts before the cluster exists: the view says so.
+	views := make(chan []byte, 256)
+	w := &Watcher{Config: c.Config, Namespace: "default", Name: "db"}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Run(wctx, func(b []byte) {
+			select { // the test reads every view as it comes, until it stops the watcher
+			case views <- b:
+			case <-wctx.Done():
+			}
+		})
+	}()
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("watcher ended with %v", err)
+		}
+	}()
+	first := waitView(t, views, "the first view", func(v View) bool { return true })
+	if first.Cluster != nil || len(first.Pods) != 0 || len(first.Endpoints) != 2 {
+		t.Errorf("before the cluster exists: got %+v, want no cluster, no pods, two empty endpoints", first)
+	}
+
+	dyn := dynamic.NewForConfigOrDie(c.Config)
+	pgc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "databases.example.com/v1", "kind": "PostgresCluster",
+		"metadata": map[string]any{"name": "db", "namespace": "default"},
+		"spec":     map[string]any{"replicas": int64(2), "version": "16"},
+	}}
+	if _, err := dyn.Resource(pgv1.GroupVersion.WithResource("postgresclusters")).Namespace("default").Create(ctx, pgc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create PostgresCluster: %v", err)
+	}
+	ready := waitView(t, views, "Ready with a primary behind db-rw", func(v View) bool {
+		return v.Cluster.Condition(pgv1.ConditionReady) == "True" && v.Primary() != "" &&
+			v.Cluster.CurrentPrimary == v.Primary() && rwPod(v) == v.Primary() && len(v.Pods) == 2
+	})
+	old := ready.Primary()
+	if ready.Cluster.Replicas != 2 || ready.Cluster.ReadyReplicas != 2 {
+		t.Errorf("ready view: replicas %d/%d, want 2/2", ready.Cluster.ReadyReplicas, ready.Cluster.Replicas)
+	}
+	if len(ready.Events) == 0 {
+		t.Error("ready view has no events, want the operator's and the controllers'")
+	}
+
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete the primary pod: %v", err)
+	}
+	waitView(t, views, "the primary's loss", func(v View) bool {
+		return v.Primary() != old || rwPod(v) != old
+	})
+	after := waitView(t, views, "a primary again behind db-rw", func(v View) bool {
+		return v.Primary() != "" && rwPod(v) == v.Primary() && v.Cluster.CurrentPrimary == v.Primary()
+	})
+	t.Logf("primary %s, after its deletion %s", old, after.Primary())
+}
+
+// rwPod is the pod behind the -rw Service when there is exactly one.
+func rwPod(v View) string {
+	for _, e := range v.Endpoints {
+		if e.Service == v.Name+"-rw" && len(e.Addresses) == 1 && e.Addresses[0].Ready {
+			return e.Addresses[0].Pod
+		}
+	}
+	return ""
+}
+
+// waitView reads views until one satisfies ok, failing after a minute with
+// the last one seen.
+func waitView(t *testing.T, views <-chan []byte, what string, ok func(View) bool) View {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	var last []byte
+	for {
+		select {
+		case b := <-views:
+			last = b
+			var v View
+			if err := json.Unmarshal(b, &v); err != nil {
+				t.Fatalf("view %s: %v", b, err)
+			}
+			if ok(v) {
+				return v
+			}
+		case <-deadline:
+			t.Fatalf("timed out waiting for %s; last view:\n%s", what, pretty(last))
+		}
+	}
+}
+
+func pretty(b []byte) string {
+	var v any
+	if json.Unmarshal(b, &v) != nil {
+		return string(b)
+	}
+	out, _ := json.MarshalIndent(v, "", "  ")
+	return fmt.Sprint(string(out))
+}

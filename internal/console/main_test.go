@@ -1,0 +1,45 @@
+package console
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+)
+
+// probeEnv, when set, makes the test binary a probe run inside the sandbox
+// (see TestSandboxHidesServerFiles) instead of running the tests.
+const probeEnv = "OPLAB_CONSOLE_PROBE_SECRET"
+
+func TestMain(m *testing.M) {
+	if secret := os.Getenv(probeEnv); secret != "" {
+		os.Exit(probe(secret))
+	}
+	os.Exit(clustertest.Main(m))
+}
+
+// probe reports what a process in the sandbox can read: the file at
+// secret (a host path outside its directory), its own kubeconfig, and the
+// entries of its root.
+func probe(secret string) int {
+	if _, err := os.ReadFile(secret); err != nil {
+		fmt.Println("secret: unreadable")
+	} else {
+		fmt.Println("secret: READ")
+	}
+	if _, err := os.ReadFile(boxHome + "/kubeconfig"); err != nil {
+		fmt.Println("kubeconfig:", err)
+	} else {
+		fmt.Println("kubeconfig: ok")
+	}
+	entries, _ := os.ReadDir("/")
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	fmt.Println("root:", strings.Join(names, " "))
+	fmt.Println("uid:", os.Getuid())
+	return 0
+}

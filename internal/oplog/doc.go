@@ -1,0 +1,12 @@
+// Package oplog is the one place that knows where the reference operator's
+// log lives and how to read it.
+//
+// On a provider that runs the operator as a host process (the embedded one),
+// hostpod writes the operator's output in the CRI log format to a file in a
+// directory beside the cluster's admin kubeconfig, and moves the previous
+// run's file aside at each restart. Location names those files; ParseCRI and
+// Joiner read CRI records and join partial ones; ParseEntry turns the
+// operator's own line (slog text or JSON, zap JSON or console, klog, or plain
+// text) into an Entry of time, level, object and message; Follow tails the
+// log across restarts and truncation.
+package oplog

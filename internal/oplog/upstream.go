@@ -1,0 +1,21 @@
+package oplog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// RunJSON follows the log as Run does and emits each line parsed as an
+// Entry, in JSON: the shape of a stream.Upstream, so a hub can fan the log
+// out to every viewer.
+func (f *Follower) RunJSON(ctx context.Context, emit func(data []byte)) error {
+	return f.Run(ctx, func(l Line) error {
+		b, err := json.Marshal(ParseEntry(l))
+		if err != nil {
+			return fmt.Errorf("encode operator log line: %w", err)
+		}
+		emit(b)
+		return nil
+	})
+}

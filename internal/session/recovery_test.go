@@ -1,0 +1,134 @@
+package session
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/store"
+)
+
+// TestRecoveryMoment runs the failover lab on a real cluster with the real
+// operator. In the first exercise nothing watches: the check, run seconds
+// after the cluster recovered, reports T1 from the cluster's evidence, at
+// the recovery and not at the check. In the second a Watcher runs, and T1
+// is the moment it saw the goals hold. The test sees the recovery itself
+// by polling the goals.
+func TestRecoveryMoment(t *testing.T) {
+	bin := labBinDir(t)
+	ctx := t.Context()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	p, err := cluster.NewProvider(cluster.ProviderWithEmbedded(bin, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := New(Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Start(ctx, StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	if s != nil {
+		// A defer, not a Cleanup: it runs before the store closes, and
+		// with a context that t has not canceled yet.
+		defer func() {
+			if _, err := m.Stop(context.WithoutCancel(ctx), s.ID, "", nil); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := m.Lab("failover")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := p.RESTConfig(s.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: s.Cluster, BinDir: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, tt := range []struct {
+		exercise string
+		watch    bool
+		want     string
+	}{
+		{"delete-primary", false, T1Evidence},
+		{"force-delete", true, T1Watched},
+	} {
+		t.Run(tt.exercise, func(t *testing.T) {
+			if tt.watch {
+				w := m.Watcher(WatchOptions{Interval: 100 * time.Millisecond})
+				w.Start(ctx)
+				defer w.Stop()
+			}
+			chaos, err := m.Chaos(ctx, s.ID, tt.exercise, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := chaos.Attempt
+			live, err := m.load(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := recovered(t, e, l.Exercises[exerciseIndex(l, tt.exercise)].Goals, live.work.Attempt)
+			time.Sleep(4 * time.Second) // the learner looks around, then checks
+			before := time.Now()
+			res, err := m.Check(ctx, s.ID, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Passed || res.T1Source != tt.want {
+				t.Fatalf("check: passed %v, T1 source %q; want passed, %q\n%+v", res.Passed, res.T1Source, tt.want, res.Report)
+			}
+			// The goals held at seen, and not at the poll 100 ms before;
+			// the bounds allow for records kept to the second and for
+			// polls a loaded machine delays.
+			if res.T1.Before(a.T0) || res.T1.After(seen.Add(2*time.Second)) || res.T1.Before(seen.Add(-2*time.Second)) {
+				t.Errorf("T1: got %s, want between T0 %s and the recovery the test saw at %s (within its records' precision)",
+					clock(res.T1), clock(a.T0), clock(seen))
+			}
+			if !res.T1.Before(before.Add(-time.Second)) {
+				t.Errorf("T1: got %s, the check began at %s; want the recovery, seconds before", clock(res.T1), clock(before))
+			}
+			if got, want := res.Recovery.Duration(), res.T1.Sub(a.T0).Round(time.Millisecond); got != want {
+				t.Errorf("time to recovery: got %s, want T1 − T0 = %s", got, want)
+			}
+			t.Logf("T0 %s, recovered (seen) %s, T1 %s (%s) %v, check %s", clock(a.T0), clock(seen), clock(res.T1), res.T1Source, res.T1Evidence, clock(before))
+		})
+	}
+}
+
+// recovered polls the goals, each once per poll, every 100 ms, and
+// returns the moment of the first poll at which all held.
+func recovered(t *testing.T, e *engine.Engine, goals []lab.Check, a *engine.Attempt) time.Time {
+	t.Helper()
+	goals, _ = oncePerPoll(goals)
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		rep, err := e.RunChecks(t.Context(), a, goals, engine.CheckOptions{Timeout: time.Nanosecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Passed {
+			return rep.At
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the cluster did not recover within 2 minutes")
+	return time.Time{}
+}
+
+func clock(t time.Time) string { return t.Local().Format("15:04:05.000") }

@@ -1,0 +1,52 @@
+package session
+
+import (
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/engine"
+)
+
+// TestWatcherLifetime: Stop ends the goroutine Start started and returns
+// once it has ended; starting twice or stopping twice is harmless, and a
+// stopped Watcher can start again.
+func TestWatcherLifetime(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	w := f.m.Watcher(WatchOptions{Interval: time.Millisecond})
+	w.Stop() // not started
+	for range 2 {
+		w.Start(t.Context())
+		w.Start(t.Context())
+		done := make(chan struct{})
+		go func() { w.Stop(); w.Stop(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Stop did not return: the watching goroutine did not end")
+		}
+	}
+}
+
+// TestWatcherSkips: sessions whose goals cannot count yet are not polled:
+// a fault not confirmed, an operation under way. A session that would be
+// polled needs its cluster, which this fixture lacks, so nothing is
+// recorded either way; what is checked is that nothing is written.
+func TestWatcherSkips(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	f.seed(t, "nofault", "failover", InExercise, 0, &engine.Attempt{Exercise: "delete-primary", Started: time.Now()})
+	f.seed(t, "ready", "failover", Ready, 0, nil)
+	w := f.m.Watcher(WatchOptions{})
+	w.Poll(ctx)
+	for _, id := range []string{"nofault", "ready"} {
+		rec, _ := f.store.Session(ctx, id)
+		if evs, _ := f.store.Events(ctx, id, 0); len(evs) != 0 || rec.Version != 1 {
+			t.Errorf("session %s after a poll: %d events, version %d; want none written", id, len(evs), rec.Version)
+		}
+	}
+	if len(w.runs) != 0 {
+		t.Errorf("runs after a poll of sessions that cannot count: got %v, want none", w.runs)
+	}
+}

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"errors"
+	"time"
+)
+
+// ErrFull means a class has as many members as its capacity allows.
+var ErrFull = errors.New("class is full")
+
+// Instructor is a person who runs classes. The store keeps the password
+// only as the hash the class package computed.
+type Instructor struct {
+	Name         string    `json:"name"`
+	PasswordHash string    `json:"-"`
+	Admin        bool      `json:"admin"`
+	Created      time.Time `json:"created"`
+	Updated      time.Time `json:"updated"`
+	Version      int64     `json:"version"`
+}
+
+// Class is a group of learners running the same labs in a time window.
+// The store does not interpret its rules (the class package owns them).
+type Class struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Labs are lab ids in the order the class runs them.
+	Labs     []string `json:"labs"`
+	JoinCode string   `json:"-"`
+	// Capacity caps the members; zero means no cap.
+	Capacity int `json:"capacity"`
+	// Opens and Closes bound when learners may join; zero means no bound.
+	Opens  time.Time `json:"opens,omitzero"`
+	Closes time.Time `json:"closes,omitzero"`
+	// TimeLimit caps each session of the class; zero means none.
+	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	// Owner is the name of the instructor who runs the class.
+	Owner   string    `json:"owner"`
+	Closed  bool      `json:"closed"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// Version counts updates; UpdateClass fails with ErrConflict when the
+	// stored version is not the one the caller read.
+	Version int64 `json:"version"`
+}
+
+// Member is a learner who joined a class. ID is the learner's identity
+// (store.Session.Learner of their sessions); RejoinHash is the hash of the
+// personal code that lets them back in from another device.
+type Member struct {
+	ID         string    `json:"id"`
+	ClassID    string    `json:"classId"`
+	Name       string    `json:"name"`
+	RejoinHash string    `json:"-"`
+	Joined     time.Time `json:"joined"`
+}

@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+const instructorColumns = `name, password_hash, admin, created_at, updated_at, version`
+
+// CreateInstructor stores a new instructor (Version 1); ErrExists when the
+// name is taken.
+func (s *SQLite) CreateInstructor(ctx context.Context, in *Instructor) error {
+	if in.Name == "" || in.PasswordHash == "" {
+		return errors.New("create instructor: a name and a password hash are required")
+	}
+	now := time.Now().UTC()
+	in.Created, in.Updated, in.Version = now, now, 1
+	_, err := s.db.ExecContext(ctx, `INSERT INTO instructors (`+instructorColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		in.Name, in.PasswordHash, in.Admin, unixNano(in.Created), unixNano(in.Updated), in.Version)
+	if err != nil {
+		if isUnique(err) {
+			return fmt.Errorf("create instructor %q: %w", in.Name, ErrExists)
+		}
+		return fmt.Errorf("create instructor %q: %w", in.Name, err)
+	}
+	return nil
+}
+
+// UpdateInstructor stores in's password hash and admin flag if the stored
+// version is still in.Version, then bumps in.Version; ErrConflict
+// otherwise.
+func (s *SQLite) UpdateInstructor(ctx context.Context, in *Instructor) error {
+	updated := time.Now().UTC()
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE instructors SET password_hash = ?, admin = ?, updated_at = ?, version = version + 1
+			WHERE name = ? AND version = ?`, in.PasswordHash, in.Admin, unixNano(updated), in.Name, in.Version)
+		if err != nil {
+			return err
+		}
+		return versionChecked(ctx, tx, res, `SELECT version FROM instructors WHERE name = ?`, in.Name)
+	})
+	if err != nil {
+		return fmt.Errorf("update instructor %q: %w", in.Name, err)
+	}
+	in.Version++
+	in.Updated = updated
+	return nil
+}
+
+// Instructor returns the instructor with the given name.
+func (s *SQLite) Instructor(ctx context.Context, name string) (Instructor, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+instructorColumns+` FROM instructors WHERE name = ?`, name)
+	in, err := scanInstructor(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Instructor{}, fmt.Errorf("instructor %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return Instructor{}, fmt.Errorf("read instructor %q: %w", name, err)
+	}
+	return in, nil
+}
+
+// Instructors lists every instructor by name.
+func (s *SQLite) Instructors(ctx context.Context) ([]Instructor, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+instructorColumns+` FROM instructors ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list instructors: %w", err)
+	}
+	defer rows.Close()
+	var out []Instructor
+	for rows.Next() {
+		in, err := scanInstructor(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list instructors: %w", err)
+		}
+		out = append(out, in)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list instructors: %w", err)
+	}
+	return out, nil
+}
+
+func scanInstructor(r scanner) (Instructor, error) {
+	var in Instructor
+	var created, updated int64
+	err := r.Scan(&in.Name, &in.PasswordHash, &in.Admin, &created, &updated, &in.Version)
+	in.Created, in.Updated = fromNano(created), fromNano(updated)
+	return in, err
+}
+
+// versionChecked turns an UPDATE ... WHERE version = ? that changed no row
+// into ErrNotFound or ErrConflict, reading the current version with q.
+func versionChecked(ctx context.Context, tx *sql.Tx, res sql.Result, q string, key string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	var v int64
+	err = tx.QueryRowContext(ctx, q, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return ErrConflict
+}
+
+// isUnique reports a UNIQUE or PRIMARY KEY constraint failure; the pure Go
+// driver reports them in the message only.
+func isUnique(err error) bool { return strings.Contains(err.Error(), "UNIQUE constraint failed") }
+
+// isForeignKey reports a FOREIGN KEY constraint failure.
+func isForeignKey(err error) bool {
+	return strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
+}

@@ -1,0 +1,361 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// source is an upstream driven by the test: send publishes, fail ends it
+// with an error; it counts its starts and stops.
+type source struct {
+	mu      sync.Mutex
+	emit    func([]byte)
+	starts  int
+	stops   int
+	started chan struct{}
+	stopped chan struct{}
+	fail    chan error
+}
+
+func newSource() *source {
+	return &source{started: make(chan struct{}, 16), stopped: make(chan struct{}, 16), fail: make(chan error, 1)}
+}
+
+func (s *source) Run(ctx context.Context, emit func([]byte)) error {
+	s.mu.Lock()
+	s.starts++
+	s.emit = emit
+	s.mu.Unlock()
+	s.started <- struct{}{}
+	defer func() {
+		s.mu.Lock()
+		s.stops++
+		s.emit = nil
+		s.mu.Unlock()
+		s.stopped <- struct{}{}
+	}()
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-s.fail:
+		return err
+	}
+}
+
+func (s *source) counts() (starts, stops int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.starts, s.stops
+}
+
+// send publishes the numbers from..to as JSON.
+func (s *source) send(t *testing.T, from, to int) {
+	t.Helper()
+	s.mu.Lock()
+	emit := s.emit
+	s.mu.Unlock()
+	if emit == nil {
+		t.Fatal("send: the upstream is not running")
+	}
+	for i := from; i <= to; i++ {
+		emit([]byte(strconv.Itoa(i)))
+	}
+}
+
+func newHub(t *testing.T, src *source, o Options) *Hub {
+	t.Helper()
+	h := New(func(key string) (Upstream, error) {
+		if key != "k" {
+			return nil, fmt.Errorf("no stream %q", key)
+		}
+		return src, nil
+	}, o)
+	t.Cleanup(h.Close)
+	return h
+}
+
+func subscribe(t *testing.T, h *Hub, from From) *Subscription {
+	t.Helper()
+	s, err := h.Subscribe("k", from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// next reads a frame, failing the test after 5 s.
+func next(t *testing.T, s *Subscription) Frame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	f, err := s.Next(ctx)
+	if err != nil {
+		t.Fatalf("next frame: %v", err)
+	}
+	return f
+}
+
+// expectData reads data frames from..to in order.
+func expectData(t *testing.T, s *Subscription, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		f := next(t, s)
+		if f.Type != TypeData || f.Seq != uint64(i) || string(f.Data) != strconv.Itoa(i) {
+			t.Fatalf("got frame %+v, want data %d with seq %d", f, i, i)
+		}
+	}
+}
+
+func expectHello(t *testing.T, s *Subscription) Frame {
+	t.Helper()
+	f := next(t, s)
+	if f.Type != TypeHello || f.Epoch != s.Epoch() || f.Epoch == "" {
+		t.Fatalf("got first frame %+v, want a hello with epoch %q", f, s.Epoch())
+	}
+	return f
+}
+
+func TestFanOut(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{})
+	const subscribers, frames = 50, 200
+	subs := make([]*Subscription, subscribers)
+	for i := range subs {
+		subs[i] = subscribe(t, h, From{})
+	}
+	waitFor(t, src.started, "the upstream")
+	errs := make(chan error, subscribers)
+	var wg sync.WaitGroup
+	for _, s := range subs {
+		wg.Go(func() {
+			defer s.Close()
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			if f, err := s.Next(ctx); err != nil || f.Type != TypeHello {
+				errs <- fmt.Errorf("first frame %+v, %v; want hello", f, err)
+				return
+			}
+			for i := 1; i <= frames; i++ {
+				f, err := s.Next(ctx)
+				if err != nil || f.Seq != uint64(i) || string(f.Data) != strconv.Itoa(i) {
+					errs <- fmt.Errorf("frame %d: got %+v, %v", i, f, err)
+					return
+				}
+			}
+		})
+	}
+	src.send(t, 1, frames)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if starts, _ := src.counts(); starts != 1 {
+		t.Errorf("upstream started %d times for %d subscribers, want once", starts, subscribers)
+	}
+}
+
+func TestSlowSubscriberDropped(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{Ring: 64, MaxLag: 8})
+	slow := subscribe(t, h, From{})
+	defer slow.Close()
+	fast := subscribe(t, h, From{})
+	defer fast.Close()
+	waitFor(t, src.started, "the upstream")
+	expectHello(t, fast)
+	// The fast one reads each frame as it comes; the slow one reads none.
+	// send never waits for a subscriber, or this would hang on slow.
+	for i := 1; i <= 100; i++ {
+		src.send(t, i, i)
+		expectData(t, fast, i, i)
+	}
+	waitFor(t, slow.Done(), "the slow subscriber's drop")
+	if err := slow.Err(); !errors.Is(err, ErrSlow) {
+		t.Errorf("slow subscriber ended with %v, want ErrSlow", err)
+	}
+	if _, err := slow.Next(t.Context()); !errors.Is(err, ErrSlow) {
+		t.Errorf("Next of the dropped subscriber: got %v, want ErrSlow", err)
+	}
+	if fast.Err() != nil {
+		t.Errorf("fast subscriber ended with %v", fast.Err())
+	}
+}
+
+// TestSlowLastSubscriberStopsUpstream: a dropped subscriber leaves as a
+// closed one does, so the upstream stops after the grace period.
+func TestSlowLastSubscriberStopsUpstream(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{MaxLag: 4, Grace: 50 * time.Millisecond})
+	slow := subscribe(t, h, From{})
+	waitFor(t, src.started, "the upstream")
+	src.send(t, 1, 10)
+	waitFor(t, slow.Done(), "the slow subscriber's drop")
+	waitFor(t, src.stopped, "the upstream to stop after its only subscriber was dropped")
+	slow.Close() // after the drop: nothing more to do
+}
+
+// TestResume reconnects from the last frame seen: nothing twice, nothing
+// lost while the frames are in the ring; too far back, a gap frame.
+func TestResume(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{Ring: 8})
+	keep := subscribe(t, h, From{}) // keeps the upstream running between connections
+	defer keep.Close()
+	waitFor(t, src.started, "the upstream")
+
+	a := subscribe(t, h, From{})
+	hello := expectHello(t, a)
+	src.send(t, 1, 5)
+	expectData(t, a, 1, 5)
+	a.Close()
+	src.send(t, 6, 9) // while away
+
+	b := subscribe(t, h, From{Epoch: hello.Epoch, Seq: 5})
+	if f := expectHello(t, b); f.Seq != 9 {
+		t.Errorf("hello after resume: got seq %d, want the newest, 9", f.Seq)
+	}
+	expectData(t, b, 6, 9)
+	src.send(t, 10, 10)
+	expectData(t, b, 10, 10)
+	b.Close()
+
+	src.send(t, 11, 20) // the ring keeps 13..20
+	c := subscribe(t, h, From{Epoch: hello.Epoch, Seq: 10})
+	expectHello(t, c)
+	if f := next(t, c); f.Type != TypeGap || f.Seq != 12 || f.Skipped != 2 {
+		t.Errorf("got %+v, want a gap of 2 frames up to seq 12", f)
+	}
+	expectData(t, c, 13, 20)
+	c.Close()
+
+	// Another upstream's numbers mean nothing here: from the ring's start.
+	d := subscribe(t, h, From{Epoch: "other", Seq: 15})
+	expectHello(t, d)
+	expectData(t, d, 13, 20)
+	d.Close()
+
+	e := subscribe(t, h, From{Newest: true})
+	expectHello(t, e)
+	expectData(t, e, 20, 20)
+	e.Close()
+}
+
+func TestUpstreamLifecycle(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{Grace: 100 * time.Millisecond})
+	var subs []*Subscription
+	for range 10 {
+		subs = append(subs, subscribe(t, h, From{}))
+	}
+	waitFor(t, src.started, "the upstream")
+	for _, s := range subs[1:] {
+		s.Close()
+	}
+	time.Sleep(300 * time.Millisecond) // past the grace period
+	if starts, stops := src.counts(); starts != 1 || stops != 0 {
+		t.Errorf("with a subscriber left: %d starts, %d stops; want 1, 0", starts, stops)
+	}
+	subs[0].Close()
+	// Back within the grace period: the same upstream goes on.
+	again := subscribe(t, h, From{})
+	time.Sleep(300 * time.Millisecond)
+	if starts, stops := src.counts(); starts != 1 || stops != 0 {
+		t.Errorf("rejoined within the grace period: %d starts, %d stops; want 1, 0", starts, stops)
+	}
+	epoch := again.Epoch()
+	again.Close()
+	waitFor(t, src.stopped, "the upstream to stop after the last subscriber left")
+
+	// A new subscriber starts a new upstream, with a new epoch.
+	late := subscribe(t, h, From{})
+	defer late.Close()
+	waitFor(t, src.started, "the second upstream")
+	if starts, stops := src.counts(); starts != 2 || stops != 1 {
+		t.Errorf("after a new subscriber: %d starts, %d stops; want 2, 1", starts, stops)
+	}
+	if late.Epoch() == epoch {
+		t.Errorf("the new upstream has the old epoch %q", epoch)
+	}
+}
+
+func TestUpstreamEnds(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := newHub(t, src, Options{})
+	s := subscribe(t, h, From{})
+	defer s.Close()
+	waitFor(t, src.started, "the upstream")
+	src.send(t, 1, 3)
+	failure := errors.New("cluster gone")
+	src.fail <- failure
+	waitFor(t, src.stopped, "the upstream's end")
+	// What was published before the end is still handed out.
+	expectHello(t, s)
+	expectData(t, s, 1, 3)
+	if _, err := s.Next(t.Context()); !errors.Is(err, failure) {
+		t.Errorf("after the upstream failed: got %v, want its error", err)
+	}
+	if _, err := h.Subscribe("nope", From{}); err == nil {
+		t.Error("subscribing to a key without an upstream: got no error")
+	}
+}
+
+func TestHubClose(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	h := New(func(string) (Upstream, error) { return src, nil }, Options{})
+	s, err := h.Subscribe("k", From{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, src.started, "the upstream")
+	h.Close() // waits for the upstream
+	if starts, stops := src.counts(); starts != 1 || stops != 1 {
+		t.Errorf("after Close: %d starts, %d stops; want 1, 1", starts, stops)
+	}
+	expectHello(t, s)
+	if _, err := s.Next(t.Context()); !errors.Is(err, ErrClosed) {
+		t.Errorf("subscription after Close: got %v, want ErrClosed", err)
+	}
+	if _, err := h.Subscribe("k", From{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Subscribe after Close: got %v, want ErrClosed", err)
+	}
+}
+
+func TestFrameJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		f    Frame
+		want string
+	}{
+		{Frame{Seq: 3, Type: TypeData, Data: []byte(`{"a":1}`)}, `{"seq":3,"type":"data","data":{"a":1}}`},
+		{Frame{Seq: 12, Type: TypeGap, Skipped: 2}, `{"seq":12,"type":"gap","skipped":2}`},
+		{Frame{Seq: 9, Type: TypeHello, Epoch: "ab12"}, `{"seq":9,"type":"hello","epoch":"ab12"}`},
+	}
+	for _, tt := range tests {
+		got, err := tt.f.MarshalJSON()
+		if err != nil || string(got) != tt.want {
+			t.Errorf("got %s, %v; want %s", got, err, tt.want)
+		}
+	}
+}

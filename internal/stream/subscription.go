@@ -1,0 +1,92 @@
+package stream
+
+import "context"
+
+// Subscription is one subscriber's place in a key's stream. It is read
+// from one goroutine; Close and Done may be used from any.
+type Subscription struct {
+	t      *topic
+	next   uint64 // seq of the next frame to hand out; t.mu guards it and the rest
+	joined uint64 // t.last when it joined: replayed frames are not lag
+	hello  bool   // the hello frame is still to be handed out
+	done   chan struct{}
+	err    error
+}
+
+// closedChan is always ready.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Epoch identifies the running upstream; frame numbers are its own.
+func (s *Subscription) Epoch() string { return s.t.epoch }
+
+// Done is closed when the subscription was dropped or closed; Err says why.
+// Frames that the upstream published before it ended are still handed out
+// first: an ended upstream ends the subscription through TryNext.
+func (s *Subscription) Done() <-chan struct{} { return s.done }
+
+// Err is why the subscription ended, nil while it runs.
+func (s *Subscription) Err() error {
+	s.t.mu.Lock()
+	defer s.t.mu.Unlock()
+	return s.err
+}
+
+// Close leaves the stream; the upstream stops a grace period after its last
+// subscriber left.
+func (s *Subscription) Close() { s.t.leave(s) }
+
+// Ready returns a channel that is closed when TryNext may have a frame or
+// an error.
+func (s *Subscription) Ready() <-chan struct{} {
+	t := s.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s.err != nil || s.hello || s.next <= t.last || t.ended {
+		return closedChan
+	}
+	return t.wake
+}
+
+// TryNext returns the next frame if there is one now (ok), or the error
+// the subscription ended with.
+func (s *Subscription) TryNext() (f Frame, ok bool, err error) {
+	t := s.t
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case s.err != nil:
+		return Frame{}, false, s.err
+	case s.hello:
+		s.hello = false
+		return Frame{Type: TypeHello, Epoch: t.epoch, Seq: t.last}, true, nil
+	case s.next <= t.last:
+		if first := t.first(); s.next < first {
+			f = Frame{Type: TypeGap, Seq: first - 1, Skipped: first - s.next}
+			s.next = first
+			return f, true, nil
+		}
+		f = t.ring[s.next%uint64(len(t.ring))]
+		s.next++
+		return f, true, nil
+	case t.ended:
+		t.drop(s, t.err)
+		return Frame{}, false, s.err
+	}
+	return Frame{}, false, nil
+}
+
+// Next waits for the next frame.
+func (s *Subscription) Next(ctx context.Context) (Frame, error) {
+	for {
+		ready := s.Ready()
+		if f, ok, err := s.TryNext(); ok || err != nil {
+			return f, err
+		}
+		select {
+		case <-ctx.Done():
+			return Frame{}, ctx.Err()
+		case <-ready:
+		case <-s.done:
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package stream
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+)
+
+// topic is one key's running upstream, its ring and its subscribers.
+type topic struct {
+	h      *Hub
+	key    string
+	epoch  string
+	maxLag uint64
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the upstream has returned
+
+	mu     sync.Mutex
+	ring   []Frame // ring[seq % len(ring)] holds frame seq
+	last   uint64  // newest seq; 0 before the first frame
+	wake   chan struct{}
+	subs   map[*Subscription]struct{}
+	leaves uint64 // how many times the last subscriber left
+	ended  bool
+	err    error // the upstream's error, or ErrEnded / ErrClosed
+}
+
+func newTopic(h *Hub, key string, o Options, cancel context.CancelFunc) *topic {
+	return &topic{
+		h: h, key: key, epoch: newEpoch(), maxLag: uint64(o.MaxLag), cancel: cancel,
+		done: make(chan struct{}), ring: make([]Frame, o.Ring), wake: make(chan struct{}),
+		subs: map[*Subscription]struct{}{},
+	}
+}
+
+// first is the oldest seq still in the ring.
+func (t *topic) first() uint64 {
+	if n := uint64(len(t.ring)); t.last > n {
+		return t.last - n + 1
+	}
+	return 1
+}
+
+// publish numbers data, keeps it in the ring and wakes the subscribers;
+// it never waits for one. Subscribers left too far behind are dropped.
+func (t *topic) publish(data []byte) {
+	if !json.Valid(data) {
+		data, _ = json.Marshal(string(data)) // a client never gets a broken frame
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return
+	}
+	t.last++
+	f := Frame{Seq: t.last, Type: TypeData, Data: data}
+	f.enc = f.encode()
+	t.ring[t.last%uint64(len(t.ring))] = f
+	close(t.wake)
+	t.wake = make(chan struct{})
+	for s := range t.subs {
+		if t.last-max(s.next-1, s.joined) > t.maxLag {
+			t.drop(s, ErrSlow)
+		}
+	}
+}
+
+// join adds a subscriber that starts after from.
+func (t *topic) join(from From) *Subscription {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := &Subscription{t: t, joined: t.last, done: make(chan struct{}), hello: true}
+	switch {
+	case t.ended:
+		t.drop(s, t.err)
+		return s
+	case from.Newest:
+		s.next = max(t.last, 1)
+	case from.Epoch == t.epoch && from.Seq <= t.last:
+		s.next = from.Seq + 1
+	default:
+		s.next = t.first()
+	}
+	t.subs[s] = struct{}{}
+	return s
+}
+
+// leave removes s.
+func (t *topic) leave(s *Subscription) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.drop(s, ErrClosed)
+}
+
+// drop ends s with err; t.mu is held. The last subscriber to go, closed or
+// dropped, starts the grace period.
+func (t *topic) drop(s *Subscription, err error) {
+	if _, ok := t.subs[s]; ok {
+		delete(t.subs, s)
+		if len(t.subs) == 0 && !t.ended {
+			t.leaves++
+			t.h.left(t, t.leaves)
+		}
+	}
+	if s.err == nil {
+		s.err = err
+		close(s.done)
+	}
+}
+
+func (t *topic) idleSince(leave uint64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.subs) == 0 && t.leaves == leave
+}
+
+func (t *topic) isEnded() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended
+}
+
+// stop cancels the upstream; end follows when it has returned.
+func (t *topic) stop() { t.cancel() }
+
+// end records that the upstream returned with err (stopped: because it was
+// cancelled) and ends the subscriptions once they have read what is left.
+func (t *topic) end(err error, stopped bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case stopped:
+		err = ErrClosed
+	case err == nil:
+		err = ErrEnded
+	}
+	t.ended, t.err = true, err
+	close(t.wake)
+	close(t.done)
+}

@@ -1,0 +1,37 @@
+#!/bin/sh
+# ensure-bwrap.sh makes bubblewrap (bwrap) available so that the web
+# console's kubectl runs in a sandbox that cannot read the server's files.
+# It does nothing when bwrap is already in PATH; otherwise it installs
+# Debian's bubblewrap package. Whether bwrap can create namespaces on this
+# machine is decided at run time by internal/console, which falls back to
+# running unsandboxed (and says so) where it cannot.
+set -eu
+
+if command -v bwrap >/dev/null 2>&1; then
+	echo "bwrap found at $(command -v bwrap)"
+	exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+	echo "ensure-bwrap: bwrap not found and apt-get is not available; install bubblewrap" >&2
+	exit 1
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO="sudo"
+	else
+		echo "ensure-bwrap: bwrap not found; run as root or install Debian's bubblewrap package" >&2
+		exit 1
+	fi
+fi
+
+echo "ensure-bwrap: installing Debian's bubblewrap package"
+$SUDO apt-get update
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends bubblewrap
+
+if ! command -v bwrap >/dev/null 2>&1; then
+	echo "ensure-bwrap: bubblewrap was installed but bwrap is not in PATH" >&2
+	exit 1
+fi
