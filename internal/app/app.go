@@ -10,7 +10,6 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -30,7 +29,9 @@ const LocalLearner = "local"
 // Provider names.
 const (
 	// Embedded runs a real control plane per cluster as local processes.
-	Embedded = "embedded"
+	Embedded = cluster.ProviderEmbedded
+	// Kind runs a kind cluster per session in Docker or Podman.
+	Kind = cluster.ProviderKind
 )
 
 // DefaultRecoverAfter is how long a session may show no progress while
@@ -120,11 +121,11 @@ func NewProvider(c Config) (*cluster.Provider, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	switch c.Provider {
-	case "", Embedded:
-		return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderWithEmbedded(c.BinDir, c.DataDir))
+	name := c.Provider
+	if name == "" {
+		name = Embedded
 	}
-	return nil, fmt.Errorf("unknown provider %q (available: %s)", c.Provider, Embedded)
+	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderByName(name, c.BinDir, c.DataDir))
 }
 
 // Recover tidies up after an oplab that stopped uncleanly (see

@@ -66,7 +66,7 @@ func TestOpenRefuses(t *testing.T) {
 		want string
 	}{
 		{"no data dir", Config{}, "no data directory"},
-		{"unknown provider", Config{DataDir: t.TempDir(), Provider: "kind"}, `unknown provider "kind"`},
+		{"unknown provider", Config{DataDir: t.TempDir(), Provider: "nope"}, `unknown cluster provider "nope"`},
 		{"broken course", Config{DataDir: t.TempDir(), Course: broken}, "load course"},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
 )
@@ -68,7 +67,6 @@ func newLabListCmd(g *globals) *cobra.Command {
 func newLabStartCmd(g *globals) *cobra.Command {
 	var (
 		f        sessionFlags
-		provider string
 		langFlag string
 	)
 	cmd := &cobra.Command{
@@ -91,9 +89,7 @@ oplab lab stop.`,
 			if err != nil {
 				return err
 			}
-			c := g.config()
-			c.Provider = provider
-			a, closeApp, err := g.sessionsOn(cmd.Context(), c)
+			a, closeApp, err := g.sessionsOn(cmd.Context(), g.config())
 			if err != nil {
 				return err
 			}
@@ -106,7 +102,7 @@ oplab lab stop.`,
 			s := newStyle(out)
 			var progress session.Progress
 			if !asJSON {
-				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], provider)
+				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
 				progress = sessionPrinter(out, s)
 			}
 			if err := m.ReleaseEnded(cmd.Context(), offlineLearner, progress); err != nil {
@@ -128,7 +124,6 @@ oplab lab stop.`,
 	}
 	f.add(cmd)
 	cmd.Flags().Lookup("session").Hidden = true
-	cmd.Flags().StringVar(&provider, "provider", app.Embedded, "cluster provider: "+app.Embedded)
 	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the lab's texts: en, ko")
 	return cmd
 }

@@ -93,7 +93,7 @@ func TestLabSession(t *testing.T) {
 		{[]string{"lab", "check"}, "no session"},
 		{[]string{"logs"}, "no session"},
 		{[]string{"lab", "start", "nope"}, `unknown lab "nope"`},
-		{[]string{"lab", "start", "rbac", "--provider", "kind"}, `unknown provider "kind"`},
+		{[]string{"lab", "start", "rbac", "--provider", "minikube"}, `unknown cluster provider "minikube"`},
 		{[]string{"lab", "start", "rbac", "--lang", "fr"}, `unknown language "fr"`},
 		{[]string{"lab", "check", "-o", "yaml"}, "unknown output format"},
 		{[]string{"lab", "status", "--session", "ghost"}, `no session "ghost"`},

@@ -45,7 +45,7 @@ func (f *sessionFlags) json() (bool, error) {
 
 // config is the application's configuration from the flags.
 func (g *globals) config() app.Config {
-	return app.Config{DataDir: g.dataDir, BinDir: g.binDir, Provider: app.Embedded, Logger: g.logger()}
+	return app.Config{DataDir: g.dataDir, BinDir: g.binDir, Provider: g.providerName, Logger: g.logger()}
 }
 
 // open builds the application layer on the course built into oplab.

@@ -27,10 +27,11 @@ type Streams struct {
 
 // globals are the flags every command shares.
 type globals struct {
-	dataDir string
-	binDir  string
-	verbose bool
-	streams Streams
+	dataDir      string
+	binDir       string
+	providerName string
+	verbose      bool
+	streams      Streams
 }
 
 // Main runs oplab with the process's arguments and returns its exit code.
@@ -70,6 +71,7 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f := root.PersistentFlags()
 	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
+	f.StringVar(&g.providerName, "provider", cluster.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClassCmd(g),
@@ -93,7 +95,7 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// provider returns the cluster provider configured by the flags.
+// provider returns the cluster provider chosen and configured by the flags.
 func (g *globals) provider() (*cluster.Provider, error) {
 	return app.NewProvider(g.config())
 }

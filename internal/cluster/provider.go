@@ -14,12 +14,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 	"oplab.dev/oplab/internal/cluster/internal/providers/embedded"
+	"oplab.dev/oplab/internal/cluster/internal/providers/kind"
 )
 
 // Types shared with the backends.
@@ -83,6 +85,83 @@ func ProviderWithEmbeddedOptions(o EmbeddedOptions) ProviderOption {
 		}
 		p.backend = b
 		return nil
+	}
+}
+
+// KindOptions configure the kind backend; see ProviderWithKind.
+type KindOptions struct {
+	// DataDir holds each cluster's kubeconfig under kind/<name>/.
+	DataDir string
+	// NodeImage is the node image of every cluster; DefaultKindNodeImage
+	// (upstream, pinned by digest) when empty. Sites without a registry use
+	// the image `make images` builds (KindOfflineNodeImage).
+	NodeImage string
+	// ConfigPath, when set, names a kind cluster config that is the base
+	// of every cluster's config (machine-specific kubeadm and containerd
+	// patches; see hack/kind/env.sh).
+	ConfigPath string
+	// Engine is "docker" or "podman"; detected when empty.
+	Engine string
+}
+
+// DefaultKindNodeImage is the upstream kind node image of oplab's
+// Kubernetes line, pinned by digest.
+const DefaultKindNodeImage = kind.DefaultNodeImage
+
+// KindOfflineNodeImage is the node image `make images` builds without a
+// registry.
+const KindOfflineNodeImage = "oplab.local/kind-node:v1.36.1"
+
+// ErrNoEngine is returned (wrapped) by the kind backend when neither Docker
+// nor Podman runs; its message says what to install.
+var ErrNoEngine = kind.ErrNoEngine
+
+// ProviderWithKind selects the kind backend: clusters are kind clusters
+// named "oplab-<name>" on the local Docker or Podman engine, made through
+// kind's library. The engine is detected on first use.
+func ProviderWithKind(o KindOptions) ProviderOption {
+	return func(p *Provider) error {
+		b, err := kind.New(kind.Options{DataDir: o.DataDir, NodeImage: o.NodeImage, ConfigPath: o.ConfigPath, Engine: o.Engine, Logger: p.logger})
+		if err != nil {
+			return err
+		}
+		p.backend = b
+		return nil
+	}
+}
+
+// Provider names for ProviderByName.
+const (
+	ProviderEmbedded = "embedded"
+	ProviderKind     = "kind"
+)
+
+// DefaultProviderName is $OPLAB_PROVIDER, else "embedded".
+func DefaultProviderName() string {
+	if n := os.Getenv("OPLAB_PROVIDER"); n != "" {
+		return n
+	}
+	return ProviderEmbedded
+}
+
+// ProviderByName selects the backend called name: "embedded" (binDir,
+// dataDir) or "kind" (dataDir; the node image from $OPLAB_KIND_NODE_IMAGE
+// and the base kind config from $OPLAB_KIND_CONFIG when set, as
+// hack/kind/env.sh prints them).
+func ProviderByName(name, binDir, dataDir string) ProviderOption {
+	switch name {
+	case ProviderEmbedded:
+		return ProviderWithEmbedded(binDir, dataDir)
+	case ProviderKind:
+		return ProviderWithKind(KindOptions{
+			DataDir:    dataDir,
+			NodeImage:  os.Getenv("OPLAB_KIND_NODE_IMAGE"),
+			ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
+		})
+	default:
+		return func(*Provider) error {
+			return fmt.Errorf("unknown cluster provider %q: use %s or %s", name, ProviderEmbedded, ProviderKind)
+		}
 	}
 }
 
@@ -178,6 +257,16 @@ func (p *Provider) RESTConfig(name string) (*rest.Config, error) {
 		return nil, fmt.Errorf("load kubeconfig of cluster %q: %w", name, err)
 	}
 	return cfg, nil
+}
+
+// LoadImages copies images from the local container engine into every node
+// of the cluster. Only backends with the LoadImages capability support it.
+func (p *Provider) LoadImages(ctx context.Context, cluster string, images ...string) error {
+	l, ok := p.backend.(providers.ImageLoader)
+	if !ok {
+		return fmt.Errorf("load images: %w", ErrUnsupported)
+	}
+	return l.LoadImages(ctx, cluster, images...)
 }
 
 // StartHostProcess runs spec beside the cluster and stops it with the

@@ -93,12 +93,17 @@ func New(t testing.TB) *Cluster {
 // Create makes cluster name with p and deletes it when the test ends.
 func Create(t testing.TB, p *cluster.Provider, dataDir, name string) *Cluster {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	return create(t, p, dataDir, name, 3*time.Minute)
+}
+
+func create(t testing.TB, p *cluster.Provider, dataDir, name string, timeout time.Duration, opts ...cluster.CreateOption) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()
-	err := p.Create(ctx, name)
+	err := p.Create(ctx, name, opts...)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := p.Delete(ctx, name); err != nil && !isNotFound(err) {
 			t.Errorf("delete cluster %s: %v", name, err)

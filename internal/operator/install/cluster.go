@@ -1,10 +1,12 @@
 package install
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"path/filepath"
 
+	"oplab.dev/oplab/charts"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/oplog"
 )
@@ -46,8 +48,66 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 			AdminKubeconfig: kc,
 			Dir:             oplog.Beside(kc).Dir,
 		}
+	} else if info.Capabilities.LoadImages && opts.Preload == nil {
+		opts.Preload = func(ctx context.Context) error { return preload(ctx, p, name, opts) }
 	} else if !info.Capabilities.RealContainers && !info.Capabilities.HostProcesses {
 		return nil, fmt.Errorf("provider %s can neither run the operator's container nor a host process", info.Name)
 	}
 	return New(cfg, opts), nil
+}
+
+// PostgresImage is the image of the instances of a PostgresCluster of
+// version 15 (the operator names "postgres:<version>").
+const PostgresImage = "docker.io/library/postgres:15"
+
+// preload copies the operator's image into the cluster's nodes, and
+// PostgreSQL's when the local engine has it (elsewhere the nodes may pull
+// it from a registry).
+func preload(ctx context.Context, p *cluster.Provider, name string, opts Options) error {
+	image, err := OperatorImage(opts)
+	if err != nil {
+		return err
+	}
+	if err := p.LoadImages(ctx, name, image); err != nil {
+		return err
+	}
+	if err := p.LoadImages(ctx, name, PostgresImage); err != nil {
+		if opts.Logger != nil {
+			opts.Logger.Warn("PostgreSQL's image was not loaded; the nodes will pull it", "image", PostgresImage, "error", err)
+		}
+	}
+	return nil
+}
+
+// OperatorImage is the operator image the chart's Deployment runs with
+// opts.Values: image.repository and image.tag, the tag defaulting to the
+// chart's appVersion.
+func OperatorImage(opts Options) (string, error) {
+	fsys := opts.Chart
+	if fsys == nil {
+		fsys = charts.PGOperator()
+	}
+	c, err := LoadChart(fsys)
+	if err != nil {
+		return "", err
+	}
+	values := maps.Clone(c.Values)
+	if img, ok := opts.Values["image"].(map[string]any); ok {
+		merged := map[string]any{}
+		if base, ok := values["image"].(map[string]any); ok {
+			maps.Copy(merged, base)
+		}
+		maps.Copy(merged, img)
+		values["image"] = merged
+	}
+	img, _ := values["image"].(map[string]any)
+	repo, _ := img["repository"].(string)
+	tag, _ := img["tag"].(string)
+	if tag == "" {
+		tag = c.Metadata.AppVersion
+	}
+	if repo == "" || tag == "" {
+		return "", fmt.Errorf("the chart names no operator image (image.repository %q, tag %q)", repo, tag)
+	}
+	return repo + ":" + tag, nil
 }

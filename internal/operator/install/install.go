@@ -47,6 +47,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Host, when set, runs the operator as a host process (see Host).
 	Host *Host
+	// Preload, when set, runs first in every Install: ForCluster sets it on
+	// providers that load images into their nodes (kind), to copy the
+	// operator's and PostgreSQL's images there from the local engine.
+	Preload func(ctx context.Context) error
 }
 
 // DefaultTimeout bounds an install when Options.Timeout is zero.
@@ -96,6 +100,11 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 	c, err := LoadChart(in.opts.Chart)
 	if err != nil {
 		return nil, err
+	}
+	if in.opts.Preload != nil {
+		if err := in.opts.Preload(ctx); err != nil {
+			return nil, fmt.Errorf("load the operator's images: %w", err)
+		}
 	}
 	established, err := in.applyCRDs(ctx, c)
 	if err != nil {

@@ -40,6 +40,14 @@ type HostProcessRunner interface {
 	StopHostProcess(ctx context.Context, cluster, name string) error
 }
 
+// ImageLoader is implemented by providers whose nodes run real containers
+// (kind): images of the local engine are copied into the nodes, so no
+// registry is needed.
+type ImageLoader interface {
+	// LoadImages copies the named images into every node of the cluster.
+	LoadImages(ctx context.Context, cluster string, images ...string) error
+}
+
 // HostProcess is a program to run beside a cluster.
 type HostProcess struct {
 	// Name identifies the process within the cluster ("pg-operator").

@@ -1,0 +1,211 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	"sigs.k8s.io/yaml"
+
+	"oplab.dev/oplab/internal/cluster/internal/providers"
+)
+
+// Create makes the kind cluster "oplab-<name>" and returns once a node is
+// Ready and the default ServiceAccount exists. kind's own steps are
+// reported through opts.Progress as they happen. On error, or when ctx ends
+// first, nothing of the cluster is left.
+func (p *Provider) Create(ctx context.Context, name string, opts providers.CreateOptions) (err error) {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	cfg, err := p.clusterConfig(opts)
+	if err != nil {
+		return err
+	}
+	e, err := p.engine(ctx)
+	if err != nil {
+		return err
+	}
+	if ok, err := e.exists(name); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("%w: %q (delete it first, or choose another name)", providers.ErrAlreadyExists, name)
+	}
+	if err := os.MkdirAll(p.clusterDir(name), 0o700); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			p.logger.Info("create failed, removing the cluster", "cluster", name, "error", err)
+			if derr := p.Delete(context.WithoutCancel(ctx), name); derr != nil && !errors.Is(derr, providers.ErrNotFound) {
+				err = errors.Join(err, fmt.Errorf("clean up: %w", derr))
+			}
+		}
+	}()
+	r := &reporter{progress: opts.Progress}
+	kp := kindcluster.NewProvider(providerOption(e.bin), kindcluster.ProviderWithLogger(&stepLogger{next: kindLogger{p.logger}, onStep: r.kindStep}))
+	if err := p.runKind(ctx, func() error {
+		return kp.Create(kindName(name),
+			kindcluster.CreateWithV1Alpha4Config(cfg),
+			kindcluster.CreateWithNodeImage(p.o.NodeImage),
+			kindcluster.CreateWithKubeconfigPath(p.kubeconfig(name)),
+			kindcluster.CreateWithWaitForReady(readyTimeout),
+			kindcluster.CreateWithDisplayUsage(false),
+			kindcluster.CreateWithDisplaySalutation(false),
+		)
+	}); err != nil {
+		r.fail(err)
+		return fmt.Errorf("create kind cluster %q with node image %s: %w", kindName(name), p.o.NodeImage, err)
+	}
+	r.finish()
+	return r.step("Waiting for the default ServiceAccount", func() error {
+		return waitServiceAccount(ctx, p.kubeconfig(name))
+	})
+}
+
+func providerOption(bin string) kindcluster.ProviderOption {
+	if bin == "podman" {
+		return kindcluster.ProviderWithPodman()
+	}
+	return kindcluster.ProviderWithDocker()
+}
+
+// runKind runs fn, which cannot be cancelled (kind's library takes no
+// context), and returns early with ctx's error when ctx ends; fn then
+// finishes in the background and the caller's cleanup deletes what it made.
+func (p *Provider) runKind(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		<-done // the cluster must exist to be deleted
+		return ctx.Err()
+	}
+}
+
+// clusterConfig is the base config (Options.ConfigPath) or an empty one,
+// with the API server on loopback at the requested port.
+func (p *Provider) clusterConfig(opts providers.CreateOptions) (*v1alpha4.Cluster, error) {
+	cfg := &v1alpha4.Cluster{}
+	if p.o.ConfigPath != "" {
+		var err error
+		if cfg, err = readBaseConfig(p.o.ConfigPath); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Kind, cfg.APIVersion = "Cluster", "kind.x-k8s.io/v1alpha4"
+	cfg.Networking.APIServerAddress = "127.0.0.1"
+	if opts.APIServerPort != 0 {
+		cfg.Networking.APIServerPort = int32(opts.APIServerPort)
+	}
+	return cfg, nil
+}
+
+// readBaseConfig reads a kind cluster config strictly, so a typo is an
+// error rather than a silently ignored patch.
+func readBaseConfig(path string) (*v1alpha4.Cluster, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read kind config: %w", err)
+	}
+	cfg := &v1alpha4.Cluster{}
+	if err := yaml.UnmarshalStrict(data, cfg); err != nil {
+		return nil, fmt.Errorf("kind config %s: %w", path, err)
+	}
+	if cfg.Kind != "" && cfg.Kind != "Cluster" {
+		return nil, fmt.Errorf("kind config %s: kind is %q, want Cluster", path, cfg.Kind)
+	}
+	return cfg, nil
+}
+
+func waitServiceAccount(ctx context.Context, kubeconfig string) error {
+	rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, serviceAccountTimeout)
+	defer cancel()
+	var last error
+	err = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		_, last = cs.CoreV1().ServiceAccounts(corev1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		if last != nil && !apierrors.IsNotFound(last) {
+			return false, nil
+		}
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the default ServiceAccount did not appear within %s: %w", serviceAccountTimeout, errors.Join(err, last))
+	}
+	return nil
+}
+
+// reporter turns kind's steps and the provider's own into providers.Step.
+type reporter struct {
+	progress func(providers.Step)
+	current  string
+	started  time.Time
+}
+
+func (r *reporter) emit(s providers.Step) {
+	if r.progress != nil {
+		r.progress(s)
+	}
+}
+
+func (r *reporter) kindStep(name string, done, ok bool) {
+	if !done {
+		r.finish()
+		r.current, r.started = name, time.Now()
+		r.emit(providers.Step{Name: name})
+		return
+	}
+	if name != r.current {
+		return
+	}
+	var err error
+	if !ok {
+		err = errors.New("failed")
+	}
+	r.emit(providers.Step{Name: name, Done: true, Err: err, Duration: time.Since(r.started)})
+	r.current = ""
+}
+
+// finish ends a step kind left open (its last step has no end line when
+// Create returns).
+func (r *reporter) finish() {
+	if r.current != "" {
+		r.emit(providers.Step{Name: r.current, Done: true, Duration: time.Since(r.started)})
+		r.current = ""
+	}
+}
+
+func (r *reporter) fail(err error) {
+	if r.current != "" {
+		r.emit(providers.Step{Name: r.current, Done: true, Err: err, Duration: time.Since(r.started)})
+		r.current = ""
+	}
+}
+
+func (r *reporter) step(name string, fn func() error) error {
+	r.emit(providers.Step{Name: name})
+	start := time.Now()
+	err := fn()
+	r.emit(providers.Step{Name: name, Done: true, Err: err, Duration: time.Since(start)})
+	return err
+}

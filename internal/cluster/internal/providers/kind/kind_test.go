@@ -1,0 +1,190 @@
+package kind
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"oplab.dev/oplab/internal/cluster/internal/providers"
+)
+
+func TestParseStatus(t *testing.T) {
+	tests := []struct {
+		line             string
+		name             string
+		done, ok, isStep bool
+	}{
+		{" • Ensuring node image (oplab.local/kind-node:v1.36.1) 🖼  ...\n", "Ensuring node image (oplab.local/kind-node:v1.36.1)", false, false, true},
+		{" ✓ Ensuring node image (oplab.local/kind-node:v1.36.1) 🖼\n", "Ensuring node image (oplab.local/kind-node:v1.36.1)", true, true, true},
+		{" ✗ Starting control-plane 🕹️\n", "Starting control-plane", true, false, true},
+		{" • Waiting ≤ 5m0s for control-plane = Ready ⏳  ...\n", "Waiting ≤ 5m0s for control-plane = Ready", false, false, true},
+		{"Creating cluster \"oplab-a\" ...\n", "", false, false, false},
+		{"", "", false, false, false},
+	}
+	for _, tt := range tests {
+		name, done, ok, isStep := parseStatus(tt.line)
+		if name != tt.name || done != tt.done || ok != tt.ok || isStep != tt.isStep {
+			t.Errorf("parseStatus(%q) = %q, %v, %v, %v; want %q, %v, %v, %v", tt.line, name, done, ok, isStep, tt.name, tt.done, tt.ok, tt.isStep)
+		}
+	}
+}
+
+func TestReporterPairsKindSteps(t *testing.T) {
+	var got []string
+	r := &reporter{progress: func(s providers.Step) {
+		state := "start"
+		if s.Done {
+			state = "done"
+			if s.Err != nil {
+				state = "failed"
+			}
+		}
+		got = append(got, state+" "+s.Name)
+	}}
+	r.kindStep("Preparing nodes", false, false)
+	r.kindStep("Preparing nodes", true, true)
+	r.kindStep("Starting control-plane", false, false)
+	r.kindStep("Installing CNI", false, false) // kind's Start ends the previous step
+	r.kindStep("Installing CNI", true, false)
+	r.kindStep("Waiting for control-plane", false, false)
+	r.finish()
+	want := []string{
+		"start Preparing nodes", "done Preparing nodes",
+		"start Starting control-plane", "done Starting control-plane",
+		"start Installing CNI", "failed Installing CNI",
+		"start Waiting for control-plane", "done Waiting for control-plane",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("steps:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestClusterConfig(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "kind.yaml")
+	const yaml = `kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+kubeadmConfigPatches:
+- |
+  kind: KubeletConfiguration
+  failCgroupV1: false
+containerdConfigPatches:
+- |-
+  [plugins."io.containerd.grpc.v1.cri"]
+    restrict_oom_score_adj = true
+`
+	if err := os.WriteFile(base, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := New(Options{DataDir: dir, ConfigPath: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := p.clusterConfig(providers.CreateOptions{APIServerPort: 16443})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(cfg.KubeadmConfigPatches), 1; got != want {
+		t.Errorf("kubeadm patches: got %d, want %d", got, want)
+	}
+	if got, want := len(cfg.ContainerdConfigPatches), 1; got != want {
+		t.Errorf("containerd patches: got %d, want %d", got, want)
+	}
+	if got, want := cfg.Networking.APIServerAddress, "127.0.0.1"; got != want {
+		t.Errorf("API server address: got %q, want %q", got, want)
+	}
+	if got, want := cfg.Networking.APIServerPort, int32(16443); got != want {
+		t.Errorf("API server port: got %d, want %d", got, want)
+	}
+	if got, want := p.o.NodeImage, DefaultNodeImage; got != want {
+		t.Errorf("node image: got %q, want %q", got, want)
+	}
+}
+
+func TestNewRejectsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	typo := filepath.Join(dir, "typo.yaml")
+	if err := os.WriteFile(typo, []byte("kind: Cluster\nnodez: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"no data dir", Options{}, "data directory"},
+		{"unknown engine", Options{DataDir: dir, Engine: "lxc"}, `unknown container engine "lxc"`},
+		{"missing config", Options{DataDir: dir, ConfigPath: filepath.Join(dir, "none.yaml")}, "read kind config"},
+		{"unknown field", Options{DataDir: dir, ConfigPath: typo}, "nodez"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.o)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// Without Docker or Podman on PATH every operation fails with ErrNoEngine
+// and a message that says what to install, and nothing is created.
+func TestNoEngineSaysWhatToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	dir := t.TempDir()
+	p, err := New(Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Info().Capabilities; !got.RealContainers || !got.LoadImages || got.HostProcesses {
+		t.Errorf("capabilities: got %+v, want real containers and image loading, no host processes", got)
+	}
+	err = p.Create(context.Background(), "alice", providers.CreateOptions{})
+	if !errors.Is(err, ErrNoEngine) {
+		t.Fatalf("Create: got %v, want ErrNoEngine", err)
+	}
+	for _, want := range []string{"Docker or Podman", "apt-get install docker.io"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if _, err := p.List(context.Background()); !errors.Is(err, ErrNoEngine) {
+		t.Errorf("List: got %v, want ErrNoEngine", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("data dir has %d entries after a failed create, want 0", len(entries))
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for name, valid := range map[string]bool{
+		"alice": true, "a": true, "a-1": true, strings.Repeat("a", 40): true,
+		"": false, "-a": false, "a-": false, "Alice": false, "a_b": false, strings.Repeat("a", 41): false,
+	} {
+		err := checkName(name)
+		if (err == nil) != valid {
+			t.Errorf("checkName(%q) = %v, want valid %v", name, err, valid)
+		}
+		if err != nil && !errors.Is(err, providers.ErrInvalidName) {
+			t.Errorf("checkName(%q) = %v, want ErrInvalidName", name, err)
+		}
+	}
+}
+
+func TestNormalizeRef(t *testing.T) {
+	for ref, want := range map[string]string{
+		"postgres:15":                   "docker.io/library/postgres:15",
+		"kindest/node:v1":               "docker.io/kindest/node:v1",
+		"oplab.dev/pg-operator:0.1.0":   "oplab.dev/pg-operator:0.1.0",
+		"localhost/x:1":                 "localhost/x:1",
+		"registry.k8s.io/pause:3.10":    "registry.k8s.io/pause:3.10",
+		"docker.io/library/postgres:15": "docker.io/library/postgres:15",
+	} {
+		if got := normalizeRef(ref); got != want {
+			t.Errorf("normalizeRef(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}
