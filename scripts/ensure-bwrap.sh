@@ -12,24 +12,8 @@ if command -v bwrap >/dev/null 2>&1; then
 	exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-	echo "ensure-bwrap: bwrap not found and apt-get is not available; install bubblewrap" >&2
-	exit 1
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-	if command -v sudo >/dev/null 2>&1; then
-		SUDO="sudo"
-	else
-		echo "ensure-bwrap: bwrap not found; run as root or install Debian's bubblewrap package" >&2
-		exit 1
-	fi
-fi
-
-echo "ensure-bwrap: installing Debian's bubblewrap package"
-$SUDO apt-get update
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends bubblewrap
+. "$(dirname "$0")/apt-install.sh"
+apt_install ensure-bwrap "bwrap" bubblewrap
 
 if ! command -v bwrap >/dev/null 2>&1; then
 	echo "ensure-bwrap: bubblewrap was installed but bwrap is not in PATH" >&2

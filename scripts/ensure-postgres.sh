@@ -20,24 +20,8 @@ if have_postgres; then
 	exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-	echo "ensure-postgres: PostgreSQL server binaries not found and apt-get is not available; install PostgreSQL (initdb, pg_ctl, pg_basebackup, postgres)" >&2
-	exit 1
-fi
-
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-	if command -v sudo >/dev/null 2>&1; then
-		SUDO="sudo"
-	else
-		echo "ensure-postgres: PostgreSQL server binaries not found; run as root or install Debian's postgresql package" >&2
-		exit 1
-	fi
-fi
-
-echo "ensure-postgres: installing Debian's postgresql package"
-$SUDO apt-get update
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends postgresql
+. "$(dirname "$0")/apt-install.sh"
+apt_install ensure-postgres "PostgreSQL server binaries" postgresql
 
 if ! have_postgres; then
 	echo "ensure-postgres: postgresql was installed but its server binaries were not found" >&2
