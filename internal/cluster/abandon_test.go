@@ -53,9 +53,18 @@ func TestAbandonedCreate(t *testing.T) {
 			name := clustertest.UniqueName("k")
 			killCreateAt(t, name, bin, data, at)
 			ctx := t.Context()
-			st, err := p.Status(ctx, name)
-			if err != nil {
-				t.Fatalf("status after the kill: %v", err)
+			// A child the creator was starting may hold the creation lock
+			// until it has exec'd (the lock's descriptor closes then): on
+			// a loaded machine that can be a moment after the kill.
+			var st cluster.Status
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				var err error
+				if st, err = p.Status(ctx, name); err != nil {
+					t.Fatalf("status after the kill: %v", err)
+				}
+				if st.State == cluster.StateAbandoned || time.Now().After(deadline) {
+					break
+				}
 			}
 			if st.State != cluster.StateAbandoned {
 				t.Errorf("state after the kill: got %s, want %s", st.State, cluster.StateAbandoned)

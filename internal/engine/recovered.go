@@ -131,6 +131,10 @@ func (e *Engine) heldSince(ctx context.Context, c lab.Check, a *Attempt) (time.T
 		}
 		w := lastWrite(d.ObjectMeta, "status")
 		return w, fmt.Sprintf("the operator's Deployment last changed status at %s", stamp(w)), true, nil
+	case *lab.SameCluster:
+		// RecoveredAt runs once the goals pass: the PostgresCluster is the
+		// one the attempt began with, so this goal never stopped holding.
+		return a.since(), "the PostgresCluster was never replaced", true, nil
 	case *lab.EventSeen:
 		evs, err := e.events(ctx, a.Started)
 		if err != nil {
