@@ -59,7 +59,7 @@ func newLabListCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: json")
+	cmd.Flags().StringVarP((*string)(&f.output), "output", "o", "", "output format: json")
 	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the texts: en, ko")
 	return cmd
 }

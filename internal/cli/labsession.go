@@ -25,23 +25,15 @@ const offlineLearner = app.LocalLearner
 // sessionFlags are the flags of the commands that act on a session.
 type sessionFlags struct {
 	id     string
-	output string
+	output outputFlag
 }
 
 func (f *sessionFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.id, "session", "", "the session to act on (default: the active one)")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "", "output format: json")
+	cmd.Flags().StringVarP((*string)(&f.output), "output", "o", "", "output format: json")
 }
 
-func (f *sessionFlags) json() (bool, error) {
-	switch f.output {
-	case "":
-		return false, nil
-	case "json":
-		return true, nil
-	}
-	return false, fmt.Errorf("unknown output format %q: use json, or leave it out for text", f.output)
-}
+func (f *sessionFlags) json() (bool, error) { return f.output.json() }
 
 // config is the application's configuration from the flags.
 func (g *globals) config() app.Config {
