@@ -135,6 +135,12 @@ func (a *App) Recover(ctx context.Context) (session.RecoverReport, error) {
 	return a.Sessions.Recover(ctx, DefaultRecoverAfter)
 }
 
+// CountSessions returns how many sessions are in each state, as stored
+// (for the oplab_sessions metric).
+func (a *App) CountSessions(ctx context.Context) (map[string]int, error) {
+	return a.store.CountSessions(ctx)
+}
+
 // Close releases the store. Clusters keep running: they belong to their
 // sessions, which outlive the process.
 func (a *App) Close() error { return a.store.Close() }

@@ -189,8 +189,7 @@ func (s *Server) apiEvents(c *gin.Context) {
 	learner := caller(c).Learner
 	id := c.Query("session")
 	if id != "" {
-		ref, err := s.cfg.App.Session(c.Request.Context(), id)
-		if err != nil || ref.Learner != learner {
+		if _, ok := s.ownedBy(c, id); !ok {
 			c.JSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no session %q", id)})
 			return
 		}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"oplab.dev/oplab/internal/metrics"
 )
 
 // TestOwnership: every route on a session answers another learner's
@@ -60,6 +62,11 @@ func TestOwnership(t *testing.T) {
 		if strings.Contains(c, "bob-1") {
 			t.Errorf("the application was called on bob's session: %q", c)
 		}
+	}
+	// Each attempt on bob's session is counted as a refusal (a missing
+	// session is not).
+	if got, want := counterValue(t, ts.metrics, "oplab_refusals_total", "reason", string(metrics.RefusedForbidden)), float64(len(routes)+1); got != want {
+		t.Errorf("oplab_refusals_total{reason=forbidden}: got %v, want %v", got, want)
 	}
 }
 
@@ -146,4 +153,27 @@ func TestStartUnknownLab(t *testing.T) {
 	if code != http.StatusNotFound || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, "nope") {
 		t.Errorf("start unknown lab: got %d %s, want 404 naming the lab", code, body)
 	}
+}
+
+// counterValue returns the value of the counter name whose label has
+// value, 0 when there is none.
+func counterValue(t *testing.T, m *metrics.Metrics, name, label, value string) float64 {
+	t.Helper()
+	families, err := m.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			for _, l := range mt.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return mt.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"oplab.dev/oplab/web"
 )
 
 func TestHostCheck(t *testing.T) {
@@ -139,8 +142,21 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 }
 
 func TestMetricsServedWhenGiven(t *testing.T) {
-	ts := newTestServer(t) // built without metrics
-	if code, _, _ := do(t, http.DefaultClient, "GET", ts.URL+"/metrics", "", nil); code != http.StatusNotFound {
+	ts := newTestServer(t) // with metrics
+	do(t, ts.client, "GET", ts.URL+"/api/sessions/bob-1", "", nil) // another learner's: a refusal
+	code, body, _ := do(t, http.DefaultClient, "GET", ts.URL+"/metrics", "", nil)
+	if code != http.StatusOK || !strings.Contains(body, `oplab_refusals_total{reason="forbidden"} 1`) {
+		t.Errorf("GET /metrics: got %d, want 200 with oplab's metrics:\n%.300s", code, body)
+	}
+	bare := httptest.NewUnstartedServer(nil)
+	s, err := New(Config{App: newFakeApp(), Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(bare.Listener.Addr().String()), Learner: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bare.Config.Handler = s
+	bare.Start()
+	defer func() { bare.Close(); s.Close() }()
+	if code, _, _ := do(t, http.DefaultClient, "GET", bare.URL+"/metrics", "", nil); code != http.StatusNotFound {
 		t.Errorf("GET /metrics without metrics: got %d, want 404", code)
 	}
 }

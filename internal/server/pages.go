@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"oplab.dev/oplab/internal/metrics"
 )
 
 func (s *Server) cataloguePage(c *gin.Context) {
@@ -75,8 +77,18 @@ func (s *Server) quizPage(c *gin.Context) {
 // it. Another learner's session is reported exactly as a missing one, so
 // that session ids cannot be probed.
 func (s *Server) owned(c *gin.Context) (*SessionRef, bool) {
-	ref, err := s.cfg.App.Session(c.Request.Context(), c.Param("id"))
-	if err != nil || ref == nil || ref.Learner != caller(c).Learner {
+	return s.ownedBy(c, c.Param("id"))
+}
+
+// ownedBy returns session id if the caller owns it; another learner's
+// session is counted as a refusal and reported as missing.
+func (s *Server) ownedBy(c *gin.Context, id string) (*SessionRef, bool) {
+	ref, err := s.cfg.App.Session(c.Request.Context(), id)
+	if err != nil || ref == nil {
+		return nil, false
+	}
+	if ref.Learner != caller(c).Learner {
+		s.cfg.Metrics.Refused(metrics.RefusedForbidden)
 		return nil, false
 	}
 	return ref, true

@@ -6,6 +6,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"oplab.dev/oplab/internal/metrics"
 	"strings"
 	"testing"
 
@@ -16,11 +17,12 @@ import (
 // signed in to it.
 type testServer struct {
 	*httptest.Server
-	s      *Server
-	app    *fakeApp
-	client *http.Client // signed in
-	csrf   string
-	data   string
+	s       *Server
+	app     *fakeApp
+	client  *http.Client // signed in
+	csrf    string
+	data    string
+	metrics *metrics.Metrics
 }
 
 func newTestServer(t *testing.T) *testServer {
@@ -32,15 +34,16 @@ func newTestServerIn(t *testing.T, data string) *testServer {
 	t.Helper()
 	app := newFakeApp()
 	ts := httptest.NewUnstartedServer(nil)
+	m := metrics.New(metrics.Options{})
 	s, err := New(Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: data,
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096})
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ts.Config.Handler = s
 	ts.Start()
 	t.Cleanup(func() { ts.Close(); s.Close() })
-	out := &testServer{Server: ts, s: s, app: app, data: data}
+	out := &testServer{Server: ts, s: s, app: app, data: data, metrics: m}
 	out.client, out.csrf = out.signIn(t)
 	return out
 }

@@ -2,9 +2,11 @@ package webapp
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
 )
 
@@ -15,8 +17,17 @@ func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) er
 	if err != nil {
 		return webErr(err)
 	}
-	_, err = w.runner.Run(ctx, console.Request{Line: line, Kubeconfig: kc, Stdin: []byte(stdin),
+	res, err := w.runner.Run(ctx, console.Request{Line: line, Kubeconfig: kc, Stdin: []byte(stdin),
 		Output: func(c console.Chunk) { _, _ = out.Write(c.Data) }})
+	switch {
+	case errors.Is(err, console.ErrRefused):
+		w.metrics.ConsoleCommand(metrics.ConsoleRefused)
+		w.metrics.Refused(metrics.RefusedConsole)
+	case err == nil && res.ExitCode == 0:
+		w.metrics.ConsoleCommand(metrics.ConsoleOK)
+	case res != nil:
+		w.metrics.ConsoleCommand(metrics.ConsoleFailed)
+	}
 	return err
 }
 

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"oplab.dev/oplab/internal/app"
-	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
 )
 
@@ -36,7 +35,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	}
 	s, err = server.New(server.Config{App: w, Console: w.Console(), Streams: w, Web: c.Web,
 		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
-		Metrics: metrics.New(metrics.Options{Logger: c.Logger})})
+		Metrics: w.Metrics()})
 	if err != nil {
 		return nil, nil, errors.Join(err, w.Close())
 	}

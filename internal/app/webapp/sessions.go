@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
@@ -137,7 +138,17 @@ func (w *Web) Status(ctx context.Context, id string) (any, error) {
 }
 
 func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server.Update)) (any, error) {
-	return status(w.a.Sessions.Start(ctx, session.StartOptions{Learner: learner, Lab: labID, Lang: l}, progress(p)))
+	began := time.Now()
+	v, err := w.a.Sessions.Start(ctx, session.StartOptions{Learner: learner, Lab: labID, Lang: l}, progress(p))
+	switch {
+	case errors.Is(err, session.ErrUnsupported):
+		w.metrics.Refused(metrics.RefusedUnsupported)
+	case errors.Is(err, session.ErrUnknownLab), errors.Is(err, session.ErrActive):
+		// Refused before any provisioning: nothing to time.
+	default:
+		w.metrics.ObserveProvisioning(w.a.Clusters.Info().Name, time.Since(began), err)
+	}
+	return status(v, err)
 }
 
 func (w *Web) Chaos(ctx context.Context, id, exercise string, p func(server.Update)) (any, error) {
@@ -145,7 +156,16 @@ func (w *Web) Chaos(ctx context.Context, id, exercise string, p func(server.Upda
 }
 
 func (w *Web) Check(ctx context.Context, id string, p func(server.Update)) (any, error) {
-	return status(w.a.Sessions.Check(ctx, id, progress(p)))
+	began := time.Now()
+	res, err := w.a.Sessions.Check(ctx, id, progress(p))
+	if res != nil || err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrOutOfOrder) {
+		lab := ""
+		if st, serr := w.a.Sessions.Status(ctx, id); serr == nil {
+			lab = st.Lab
+		}
+		w.metrics.ObserveCheck(lab, time.Since(began), res != nil && res.Passed, err)
+	}
+	return status(res, err)
 }
 
 func (w *Web) Hint(ctx context.Context, id string) (any, error) {

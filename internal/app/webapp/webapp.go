@@ -5,11 +5,14 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/lesson"
+	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/stream"
 )
 
@@ -21,6 +24,10 @@ type Options struct {
 	// Logger receives the console's and the streams' trouble; discarded
 	// when nil.
 	Logger *slog.Logger
+	// WatchInterval is how often the goals of the sessions in exercise are
+	// polled for their time to recovery; session.DefaultWatchInterval
+	// when zero.
+	WatchInterval time.Duration
 }
 
 // Web is an App as the web server uses it.
@@ -32,8 +39,10 @@ type Web struct {
 	mu    sync.Mutex
 	views map[string]*server.LabView // by lab and language
 
-	runner *console.Runner
-	hub    *stream.Hub
+	runner  *console.Runner
+	hub     *stream.Hub
+	watcher *session.Watcher
+	metrics *metrics.Metrics
 }
 
 var (
@@ -48,6 +57,7 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Web{a: a, log: o.Logger, render: lesson.New(), views: map[string]*server.LabView{}}
+	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Logger: o.Logger})
 	if o.BinDir != "" {
 		r, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger,
@@ -62,7 +72,24 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 		}
 	}
 	w.hub = stream.New(w.open, stream.Options{})
+	// While the server runs, the goals of every session in exercise are
+	// watched after T0, so a time to recovery is when the cluster
+	// recovered, not when its learner pressed Check. The watcher outlives
+	// the request that built the server: Close stops it.
+	w.watcher = a.Sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
+	w.watcher.Start(context.WithoutCancel(ctx))
 	return w, nil
+}
+
+// Metrics returns the registry the adapter records in, for /metrics.
+func (w *Web) Metrics() *metrics.Metrics { return w.metrics }
+
+func sessionStates() []string {
+	var out []string
+	for _, s := range session.States() {
+		out = append(out, string(s))
+	}
+	return out
 }
 
 // Console returns w as the server's console, or nil when it has none.
@@ -73,8 +100,9 @@ func (w *Web) Console() server.Console {
 	return w
 }
 
-// Close stops every stream's upstream and the console.
+// Close stops the watcher, every stream's upstream and the console.
 func (w *Web) Close() error {
+	w.watcher.Stop()
 	w.hub.Close()
 	if w.runner != nil {
 		return w.runner.Close()
