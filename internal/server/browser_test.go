@@ -2,11 +2,7 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,104 +11,28 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"oplab.dev/oplab/internal/browsertest"
 	"oplab.dev/oplab/web"
 )
 
-// chromium returns the browser the tests drive: $OPLAB_CHROMIUM, or
-// chromium in PATH (scripts/ensure-chromium.sh installs it; make test runs
-// it first).
-func chromium(t testing.TB) string {
-	t.Helper()
-	if p := os.Getenv("OPLAB_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, b := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(b); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run scripts/ensure-chromium.sh (make test does) or set OPLAB_CHROMIUM")
-	return ""
-}
+// browser starts a headless Chromium (see browsertest.New).
+func browser(t testing.TB, listen func(ev any)) context.Context { return browsertest.New(t, listen) }
 
-// browser starts a headless Chromium with a fresh profile, sized as a
-// 1366×768 laptop screen.
-func browser(t testing.TB, listen func(ev any)) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("lang", "en-US"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1366, 768),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	opt := []chromedp.ContextOption{chromedp.WithLogf(t.Logf)}
-	if listen != nil {
-		opt = append(opt, chromedp.WithListener(listen))
-	}
-	ctx, cancel := chromedp.NewContext(actx, opt...)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	// The first run starts the browser, which lives as long as ctx.
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
-}
+// shots writes numbered screenshots of a test's steps.
+type shots struct{ *browsertest.Shots }
 
-// shots writes numbered screenshots into a directory named in the log.
-type shots struct {
-	t   testing.TB
-	dir string
-	n   int
-}
+func newShots(t testing.TB, name string) *shots { return &shots{browsertest.NewShots(t, name)} }
 
-func newShots(t testing.TB, name string) *shots {
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("oplab-%s-%s", name, time.Now().Format("20060102-150405")))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshots in %s", dir)
-	return &shots{t: t, dir: dir}
-}
-
-func (s *shots) take(name string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
-		buf, err := chromedp.CaptureScreenshot()(ctx, t)
-		if err != nil {
-			return err
-		}
-		s.n++
-		return os.WriteFile(filepath.Join(s.dir, fmt.Sprintf("%02d-%s.png", s.n, name)), buf, 0o644)
-	})
-}
+func (s *shots) take(name string) chromedp.Action[chromedp.Void] { return s.Take(name) }
 
 // step runs actions and fails the test with the step's name.
 func (s *shots) step(t *testing.T, ctx context.Context, name string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if err := chromedp.Do(sctx, actions...); err != nil {
-		_ = chromedp.Do(ctx, s.take("failed"))
-		var html string
-		html, _ = chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.outerHTML`))
-		t.Logf("page at the failure:\n%s", html)
-		t.Fatalf("%s: %v", name, err)
-	}
+	s.Step(t, ctx, 30*time.Second, name, actions...)
 }
 
-// textContains waits until the element's text contains want.
 func textContains(sel, want string) chromedp.Action[chromedp.Void] {
-	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want),
-		chromedp.WithPollingInterval(50*time.Millisecond))
+	return browsertest.TextContains(sel, want)
 }
 
 // TestBrowserPlaysTheLab drives the whole page in Chromium over the

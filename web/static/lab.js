@@ -21,6 +21,10 @@ let log = null;
 let con = null;
 let events = null;
 let busy = false;
+// The status after a passed exercise, shown when the learner turns to the
+// next one.
+let pendingStatus = null;
+let passedRecovery = 0;
 
 // ---- start -----------------------------------------------------------
 
@@ -155,7 +159,10 @@ async function refresh() {
   if (!session || busy) return;
   try {
     const st = await call('GET', `/api/sessions/${encodeURIComponent(session)}`);
-    if (entered) render(st);
+    // A passed exercise stays on screen, with its results and time to
+    // recovery, until the learner turns to the next one.
+    if (entered && pendingStatus && st.state !== 'completed') pendingStatus = st;
+    else if (entered) render(st);
     else if (st.state !== 'provisioning') { starting = false; enter(st); }
   } catch (e) { note(e.message, true); }
 }
@@ -196,6 +203,12 @@ function render(st) {
 
 function clock() {
   const c = $('clock');
+  if (pendingStatus) {
+    // A passed exercise waits for Next: its time to recovery stays.
+    c.textContent = passedRecovery ? t('lab.recovered', { d: duration(passedRecovery) }) : '';
+    c.classList.remove('live');
+    return;
+  }
   const att = status?.attempt;
   const t0 = ms(att?.t0);
   const t1 = ms(att?.t1);
@@ -256,22 +269,26 @@ $('check').addEventListener('click', async () => {
     note(r.recoveryMs ? t('lab.recovered', { d: duration(r.recoveryMs) }) : t('lab.passed'));
     const last = r.status.exercise >= Number(main.dataset.exercises);
     $('next').hidden = last;
-    pendingStatus = r.status;
+    pendingStatus = last ? null : r.status;
+    passedRecovery = r.recoveryMs || 0;
     if (last) render(r.status);
-    else { $('clock').textContent = r.recoveryMs ? t('lab.recovered', { d: duration(r.recoveryMs) }) : ''; }
+    else {
+      for (const b of ['check', 'hint', 'reset']) $(b).disabled = true;
+      clock();
+    }
   } else {
     note('');
   }
 });
 
-let pendingStatus = null;
 $('next').addEventListener('click', () => {
   $('next').hidden = true;
   $('results').hidden = true;
   $('steady').hidden = true;
   $('hints').hidden = true;
-  if (pendingStatus) render(pendingStatus);
+  const st = pendingStatus;
   pendingStatus = null;
+  if (st) render(st);
   refresh();
 });
 

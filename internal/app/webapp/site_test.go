@@ -1,0 +1,97 @@
+package webapp
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/app"
+	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/web"
+)
+
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+
+// site is oplab's lab server as `oplab serve` composes it, on a real
+// embedded cluster provider, a real store and the built-in course,
+// listening on 127.0.0.1.
+type site struct {
+	app  *app.App
+	srv  *server.Server
+	url  string
+	bin  string
+	data string
+}
+
+// newSite starts a site; the test's end stops every session it started
+// (and so their clusters), then the server.
+func newSite(t testing.TB) *site {
+	t.Helper()
+	ctx := context.Background()
+	s := &site{bin: clustertest.BinDir(t), data: t.TempDir()}
+	a, err := app.Open(ctx, app.Config{DataDir: s.data, BinDir: s.bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.app = a
+	ts := httptest.NewUnstartedServer(nil)
+	srv, closeServer, err := NewServer(ctx, a, ServerConfig{BinDir: s.bin, DataDir: s.data, Web: web.FS,
+		Hosts: server.Hosts(ts.Listener.Addr().String())})
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	s.srv, s.url = srv, "http://"+ts.Listener.Addr().String()
+	ts.Config.Handler = srv
+	ts.Start()
+	t.Cleanup(func() {
+		s.stopSessions(t)
+		ts.Close()
+		if err := closeServer(); err != nil {
+			t.Errorf("close the server: %v", err)
+		}
+		a.Close()
+	})
+	return s
+}
+
+// stopSessions stops every session of the local learner, which deletes
+// its cluster; a completed session keeps its cluster until then.
+func (s *site) stopSessions(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	list, err := s.app.Sessions.Sessions(ctx, app.LocalLearner)
+	if err != nil {
+		t.Errorf("list sessions: %v", err)
+		return
+	}
+	for _, ss := range list {
+		if _, err := s.app.Sessions.Stop(ctx, ss.ID, "the test ended", nil); err != nil {
+			t.Errorf("stop session %s: %v", ss.ID, err)
+		}
+	}
+}
+
+// signIn is the one-time sign-in link `oplab serve` prints.
+func (s *site) signIn() string { return s.srv.SignInURL(s.url) }
+
+// get fetches path without a session cookie (for /metrics).
+func (s *site) get(t testing.TB, path string) string {
+	t.Helper()
+	resp, err := http.Get(s.url + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
