@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -221,22 +220,6 @@ func printCheck(w io.Writer, s style, c *course.Course, res *session.CheckResult
 		fmt.Fprintf(w, "%s Every goal passed\n", s.ok("✓"))
 	}
 	_ = printExercise(w, s, c, res.Status)
-}
-
-func printHints(w io.Writer, s style, lg locale.Lang, res *session.HintResult) {
-	for i, h := range res.Shown {
-		label := fmt.Sprintf("Hint %d (%s)", i+1, h.Tier)
-		if res.New && i == len(res.Shown)-1 {
-			label = s.bold(label + " — new")
-		}
-		fmt.Fprintf(w, "%s\n%s\n\n", label, strings.TrimSpace(h.Text.In(lg)))
-	}
-	switch {
-	case !res.New && res.More:
-		fmt.Fprintln(w, "No new hint yet: the next comes when there is evidence for it, or after a while. Look at the log (oplab logs) and the events.")
-	case !res.More:
-		fmt.Fprintln(w, "That was the last hint.")
-	}
 }
 
 func listSessions(cmd *cobra.Command, m *session.Manager, asJSON bool) error {

@@ -139,8 +139,14 @@ func TestLabSession(t *testing.T) {
 		t.Errorf("check on the broken state: got %v, output:\n%s\nwant a failure naming roleLeastPrivilege", err, out)
 	}
 	out = l.must("lab", "hint")
-	if !strings.Contains(out, "Hint 1 (nudge) — new") {
-		t.Errorf("hint after a forbidden log line: got\n%s\nwant the first hint, new", out)
+	if !strings.Contains(out, "Hint 1 (nudge) — new") || !strings.Contains(out, "Unlocked: the operator logged: ") {
+		t.Errorf("hint after a forbidden log line: got\n%s\nwant the first hint, new, unlocked by the log", out)
+	}
+	// A later process reads what unlocked it from the timeline; the next
+	// hint (after 3m) is not due.
+	out = l.must("lab", "hint")
+	if !strings.Contains(out, "Unlocked: the operator logged: ") || !strings.Contains(out, "No new hint yet. Next hint in ") {
+		t.Errorf("second hint: got\n%s\nwant the first hint, unlocked by the log, and the time to the next", out)
 	}
 
 	out = l.must("lab", "reset")

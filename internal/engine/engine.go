@@ -175,10 +175,14 @@ type Report struct {
 	Recovery time.Duration `json:"recovery,omitempty"`
 }
 
-// Hint is a hint chosen from the evidence.
+// Hint is a hint chosen from the evidence, and why.
 type Hint struct {
-	Index int // position in the exercise's hints; show the next one after it
-	Hint  *lab.Hint
+	Index  int // position in the exercise's hints; show the next one after it
+	Hint   *lab.Hint
+	Unlock lab.Unlock // what made it due
+	// Next is what the first hint not shown yet (after this one when one
+	// is due) waits for; nil when none is left.
+	Next *lab.Wait
 }
 
 // Errors a caller can test for with errors.Is.

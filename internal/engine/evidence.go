@@ -125,7 +125,8 @@ func clip(s string, n int) string {
 }
 
 // NextHint returns the hint to show after the first shown hints of the
-// attempt's exercise, if it is due now.
+// attempt's exercise, if it is due now, with what unlocked it. Due or not,
+// the Hint's Next says what the hint after the shown ones waits for.
 func (e *Engine) NextHint(ctx context.Context, l *lab.Lab, a *Attempt, shown int) (Hint, bool, error) {
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
@@ -138,9 +139,16 @@ func (e *Engine) NextHint(ctx context.Context, l *lab.Lab, a *Attempt, shown int
 	if err != nil {
 		return Hint{}, false, err
 	}
+	var h Hint
 	i, ok := ex.NextHint(shown, o)
-	if !ok {
-		return Hint{}, false, nil
+	if ok {
+		h = Hint{Index: i, Hint: &ex.Hints[i]}
+		h.Unlock, _ = h.Hint.Unlock(o)
+		shown = i + 1
 	}
-	return Hint{Index: i, Hint: &ex.Hints[i]}, true, nil
+	if shown < len(ex.Hints) {
+		w := ex.Hints[shown].Wait(o)
+		h.Next = &w
+	}
+	return h, ok, nil
 }

@@ -64,6 +64,12 @@ func TestRBACShortcutsFail(t *testing.T) {
 	if err != nil || !ok || h.Index != 0 || h.Hint.Tier != lab.TierNudge {
 		t.Errorf("first hint after the forbidden log: got %+v %v %v, want the nudge", h, ok, err)
 	}
+	if u := h.Unlock; u.Kind != lab.UnlockLog || !strings.Contains(strings.ToLower(u.Seen), "forbidden") {
+		t.Errorf("first hint's unlock: got %+v, want the forbidden log line", u)
+	}
+	if n := h.Next; n == nil || n.Due || n.Left <= 0 || n.Left > 3*time.Minute {
+		t.Errorf("next hint: got %+v, want the one after 3m, not due", n)
+	}
 
 	crs := e.cs.RbacV1().ClusterRoles()
 	role, err := crs.Get(ctx, install.ReleaseName, metav1.GetOptions{})
@@ -155,11 +161,12 @@ func TestQuotaDeleteShortcutFails(t *testing.T) {
 
 	// Evidence-driven hints go in order: the nudge (time only) is not due,
 	// so the event-triggered "where" hint waits behind it.
-	if h, ok, err := e.NextHint(ctx, l, a, 0); err != nil || ok {
-		t.Errorf("first hint right after chaos: got %+v %v %v, want none due", h, ok, err)
+	if h, ok, err := e.NextHint(ctx, l, a, 0); err != nil || ok || h.Next == nil || h.Next.Left <= 0 || h.Next.Due {
+		t.Errorf("first hint right after chaos: got %+v %v %v, want none due, the nudge waiting for its time", h, ok, err)
 	}
-	if h, ok, err := e.NextHint(ctx, l, a, 1); err != nil || !ok || h.Index != 1 {
-		t.Errorf("second hint after the exceeded quota event: got %+v %v %v, want hint 1", h, ok, err)
+	if h, ok, err := e.NextHint(ctx, l, a, 1); err != nil || !ok || h.Index != 1 ||
+		h.Unlock.Kind != lab.UnlockMessage || !strings.Contains(h.Unlock.Seen, "exceeded quota") {
+		t.Errorf("second hint after the exceeded quota event: got %+v %v %v, want hint 1, unlocked by the event's message", h, ok, err)
 	}
 
 	if err := e.cs.CoreV1().ResourceQuotas("default").Delete(ctx, "pg-quota", metav1.DeleteOptions{}); err != nil {

@@ -17,44 +17,6 @@ type Observed struct {
 	Events  []Event
 }
 
-// Due reports whether h may be shown: its time has come or its evidence
-// has been seen.
-func (h *Hint) Due(o Observed) bool {
-	if h.After.Duration > 0 && o.Elapsed >= h.After.Duration {
-		return true
-	}
-	for i := range h.When {
-		if h.When[i].seen(o) {
-			return true
-		}
-	}
-	return false
-}
-
-func (ev *Evidence) seen(o Observed) bool {
-	switch {
-	case ev.Log != "":
-		for _, l := range o.Log {
-			if ev.re != nil && ev.re.MatchString(l) {
-				return true
-			}
-		}
-	case ev.EventReason != "":
-		for _, e := range o.Events {
-			if e.Reason == ev.EventReason {
-				return true
-			}
-		}
-	case ev.EventMessage != "":
-		for _, e := range o.Events {
-			if ev.re != nil && ev.re.MatchString(e.Message) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // NextHint returns the index of the hint to show after the first shown
 // hints, if it is due. Hints are shown strictly in order, so evidence that
 // matches a more explicit hint never skips the gentler ones before it.

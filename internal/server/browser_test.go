@@ -133,7 +133,9 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		sh.take("editor"))
 	sh.step(t, ctx, "hint",
 		chromedp.Click(`#hint`),
-		textContains("#hints", "Look at the events of prod-db."))
+		textContains("#hints", "Look at the events of prod-db."),
+		textContains("#hints", "Unlocked: a FailingOver event was recorded (primary prod-db-0 is missing: electing prod-db-1)"),
+		textContains("#hints", "Next hint in 40s, or sooner when a FailoverComplete event or a log line matching /(?i)promot/ is seen."))
 	sh.step(t, ctx, "check passes with a time to recovery",
 		chromedp.Click(`#check`),
 		textContains("#results", "primaryChanged"),

@@ -100,7 +100,9 @@ func (a *scriptedApp) Check(_ context.Context, id string, _ func(Update)) (any, 
 
 func (a *scriptedApp) Hint(_ context.Context, id string) (any, error) {
 	return map[string]any{"exercise": "delete-primary", "new": true, "more": true, "shown": []map[string]any{
-		{"tier": "nudge", "text": map[string]string{"en": "Look at the events of prod-db.", "ko": "prod-db의 이벤트를 보세요."}}}}, nil
+		{"tier": "nudge", "text": map[string]string{"en": "Look at the events of prod-db.", "ko": "prod-db의 이벤트를 보세요."},
+			"unlock": map[string]any{"kind": "event", "reason": "FailingOver", "seen": "primary prod-db-0 is missing: electing prod-db-1"}}},
+		"next": map[string]any{"leftMs": 39200, "evidence": []map[string]any{{"kind": "event", "reason": "FailoverComplete"}, {"kind": "log", "pattern": "(?i)promot"}}}}, nil
 }
 
 // fakeStreams keeps every frame of each stream and replays from a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/store"
@@ -229,5 +230,49 @@ func TestCatalogue(t *testing.T) {
 	}
 	if others, _ := f.m.Catalogue(ctx, "bob", locale.En); others[0].Progress.State != ProgressNotStarted || others[0].Title != labs[0].Title.En {
 		t.Errorf("another learner: got %+v, want nothing of alice's, in English", others[0])
+	}
+}
+
+// TestHintJSON: what unlocked a hint and what the next waits for reach a
+// browser in lowerCamel names, times in ms, with what counts them from.
+func TestHintJSON(t *testing.T) {
+	t.Parallel()
+	faulted := &engine.Attempt{Started: time.Now(), T0: time.Now()}
+	started := &engine.Attempt{Started: time.Now()}
+	long := strings.Repeat("x", seenMax+10)
+	tests := []struct {
+		name string
+		v    any
+		want []string
+	}{
+		{"time since the fault", unlockView(lab.Unlock{Kind: lab.UnlockTime, After: time.Minute}, faulted),
+			[]string{`"kind":"time"`, `"afterMs":60000`, `"since":"fault"`}},
+		{"time since the start", unlockView(lab.Unlock{Kind: lab.UnlockTime, After: time.Minute}, started),
+			[]string{`"since":"start"`}},
+		{"event", unlockView(lab.Unlock{Kind: lab.UnlockEvent, Reason: "FailingOver", Seen: "electing prod-db-1"}, faulted),
+			[]string{`"kind":"event"`, `"reason":"FailingOver"`, `"seen":"electing prod-db-1"`}},
+		{"a long line is clipped", unlockView(lab.Unlock{Kind: lab.UnlockLog, Pattern: "x+", Seen: long}, faulted),
+			[]string{`"kind":"log"`, `"pattern":"x+"`, `"seen":"` + long[:seenMax] + `…"`}},
+		{"next", waitView(lab.Wait{After: time.Minute, Left: 40 * time.Second, When: []lab.Evidence{{EventReason: "FailoverComplete"}, {EventMessage: "exceeded quota"}}}),
+			[]string{`"leftMs":40000`, `"evidence":[{"kind":"event","reason":"FailoverComplete"},{"kind":"message","pattern":"exceeded quota"}]`}},
+		{"next due", waitView(lab.Wait{Due: true}), []string{`{"due":true}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			data, err := json.Marshal(tt.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			js := string(data)
+			if m := badKey.FindString(js); m != "" {
+				t.Errorf("JSON has key %s: %s", m, js)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(js, want) {
+					t.Errorf("got %s, want it to contain %s", js, want)
+				}
+			}
+		})
 	}
 }

@@ -81,6 +81,8 @@ type CheckData struct {
 type HintData struct {
 	Index int    `json:"index"`
 	Tier  string `json:"tier"`
+	// Unlock is what made it due; nil in events an older oplab recorded.
+	Unlock *HintUnlock `json:"unlock,omitempty"`
 }
 
 // QuizData is the detail of a quiz event: what was answered and how it was

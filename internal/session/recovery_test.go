@@ -30,7 +30,8 @@ func TestRecoveryMoment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()})
+	opts := Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()}
+	m, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +85,10 @@ func TestRecoveryMoment(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen := recovered(t, e, l.Exercises[exerciseIndex(l, tt.exercise)].Goals, live.work.Attempt)
+			if tt.exercise == "delete-primary" {
+				// The learner asks for a hint before checking.
+				checkHintUnlock(t, m, opts, s.ID)
+			}
 			time.Sleep(4 * time.Second) // the learner looks around, then checks
 			before := time.Now()
 			res, err := m.Check(ctx, s.ID, nil)
@@ -108,6 +113,55 @@ func TestRecoveryMoment(t *testing.T) {
 			}
 			t.Logf("T0 %s, recovered (seen) %s, T1 %s (%s) %v, check %s", clock(a.T0), clock(seen), clock(res.T1), res.T1Source, res.T1Evidence, clock(before))
 		})
+	}
+}
+
+// checkHintUnlock asks for a hint of the failover exercise (hints: a
+// nudge on the FailingOver event, then one after 1m) and expects the
+// nudge, unlocked by the event, and the next hint due by time. Another
+// Manager on the same store, as a second process would, sees the same
+// unlock, and the timeline records it.
+func checkHintUnlock(t *testing.T, m *Manager, opts Options, id string) {
+	t.Helper()
+	ctx := t.Context()
+	res, err := m.Hint(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.New || len(res.Shown) != 1 || res.Shown[0].Tier != "nudge" {
+		t.Fatalf("hint after the failover: got new %v, shown %+v; want the nudge, new", res.New, res.Shown)
+	}
+	u := res.Shown[0].Unlock
+	if u == nil || u.Kind != UnlockEvent || u.Reason != "FailingOver" || u.Seen == "" {
+		t.Errorf("unlock: got %+v, want the FailingOver event with its message", u)
+	}
+	if n := res.Next; n == nil || n.Due || n.Left <= 0 || n.Left.Duration() > time.Minute || len(n.Evidence) != 0 {
+		t.Errorf("next: got %+v, want the 1m hint, not due, with time left and no evidence", n)
+	}
+
+	other, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := other.Hint(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.New || len(again.Shown) != 1 || again.Shown[0].Unlock == nil || *again.Shown[0].Unlock != *u {
+		t.Errorf("hint from another manager: got new %v, shown %+v; want the nudge again, unlocked by %+v", again.New, again.Shown, u)
+	}
+	evs, err := m.Timeline(ctx, id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recorded *HintUnlock
+	for _, ev := range evs {
+		if ev.Kind == KindHint && ev.Hint != nil {
+			recorded = ev.Hint.Unlock
+		}
+	}
+	if recorded == nil || *recorded != *u {
+		t.Errorf("timeline: got hint unlock %+v, want %+v", recorded, u)
 	}
 }
 

@@ -299,9 +299,47 @@ $('hint').addEventListener('click', async () => {
   box.hidden = false;
   box.replaceChildren(el('h3', {}, t('lab.hints')),
     el('ol', {}, ...(r.shown ?? []).map((h) => el('li', {}, el('strong', {}, h.tier), ' ', text(h.text),
-      h.unlockedBy ? el('div', { class: 'note' }, t('lab.unlocked', { by: h.unlockedBy })) : null))));
-  note(r.new ? '' : (r.more ? t('lab.nohintyet') : t('lab.nomorehints')));
+      h.unlock ? el('div', { class: 'note unlock' }, unlocked(h.unlock)) : null))),
+    r.more && r.next ? el('p', { class: 'note next' }, nextHint(r.next)) : null);
+  if (r.new) note('');
+  else if (!r.more) note(t('lab.nomorehints'));
+  else note(r.next ? '' : t('lab.nohintyet'));
 });
+
+// unlocked says what made a hint due: the evidence seen, or the time.
+function unlocked(u) {
+  switch (u.kind) {
+    case 'time':
+      return u.since === 'fault' ? t('lab.unlock.fault', { d: secs(u.afterMs) }) : t('lab.unlock.start', { d: secs(u.afterMs) });
+    case 'log': return t('lab.unlock.log', { seen: u.seen });
+    case 'event': return t('lab.unlock.event', { reason: u.reason, seen: u.seen });
+    case 'message': return t('lab.unlock.message', { seen: u.seen });
+    default: return '';
+  }
+}
+
+// nextHint says what the next hint waits for: its time, its evidence, or
+// only the learner's asking.
+function nextHint(n) {
+  const evs = (n.evidence ?? []).map((e) => {
+    if (e.kind === 'event') return t('lab.ev.event', { reason: e.reason });
+    if (e.kind === 'log') return t('lab.ev.log', { pattern: e.pattern });
+    return t('lab.ev.message', { pattern: e.pattern });
+  });
+  const what = evs.length ? evs.reduce((a, b) => t('lab.ev.or', { a, b })) : '';
+  if (n.due) return t('lab.next.due');
+  if (n.leftMs > 0 && what) return t('lab.next.timeor', { d: secs(n.leftMs), what });
+  if (n.leftMs > 0) return t('lab.next.time', { d: secs(n.leftMs) });
+  return t('lab.next.evidence', { what });
+}
+
+// secs shows milliseconds as whole seconds, rounded up (40s, 1m05s): a
+// hint promised "in 0s" would not be due yet.
+function secs(ms) {
+  const s = Math.ceil(ms / 1000);
+  if (s < 60) return `${s}s`;
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+}
 
 $('reset').addEventListener('click', async () => {
   const st = await act($('reset'), 'reset', {}, t('lab.resetting'));
