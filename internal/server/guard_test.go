@@ -142,7 +142,7 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 }
 
 func TestMetricsServedWhenGiven(t *testing.T) {
-	ts := newTestServer(t) // with metrics
+	ts := newTestServer(t)                                         // with metrics
 	do(t, ts.client, "GET", ts.URL+"/api/sessions/bob-1", "", nil) // another learner's: a refusal
 	code, body, _ := do(t, http.DefaultClient, "GET", ts.URL+"/metrics", "", nil)
 	if code != http.StatusOK || !strings.Contains(body, `oplab_refusals_total{reason="forbidden"} 1`) {
