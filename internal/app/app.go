@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"k8s.io/klog/v2"
+
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
@@ -80,6 +82,11 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	// client-go logs through klog, to stderr by default: a watch that ends
+	// because a session's cluster was deleted would print warnings between
+	// the lines of a command or the server. Its messages go where oplab's
+	// own go (klog is the process's, so the last Open sets it).
+	klog.SetSlogLogger(c.Logger)
 	src := c.Course
 	if src.Labs == nil && src.Content == nil && src.Quizzes == nil {
 		src = course.Embedded()
