@@ -48,6 +48,20 @@ type Application interface {
 type Console interface {
 	Run(ctx context.Context, session, line, stdin string, out io.Writer) error
 	Complete(ctx context.Context, session, line string) (Completion, error)
+	// Apply applies the YAML editor's manifest to the session's cluster,
+	// as a server-side dry run only when dryRun. A manifest the cluster
+	// refuses is a result, not an error.
+	Apply(ctx context.Context, session, yaml string, dryRun bool) (ApplyResult, error)
+}
+
+// ApplyResult is what the YAML editor shows after a dry run or an apply.
+type ApplyResult struct {
+	OK     bool   `json:"ok"`
+	Output string `json:"output"`
+	Error  string `json:"error,omitempty"`
+	// Line is the editor's line a failure is about, 1-based; 0 when
+	// unknown.
+	Line int `json:"line,omitempty"`
 }
 
 // Completion is the words that may replace the end of a console line from

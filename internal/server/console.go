@@ -92,15 +92,10 @@ func (s *Server) apiApply(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	line := "kubectl apply -f -"
-	if in.DryRun {
-		line += " --dry-run=server"
-	}
-	var out lockedBuffer
-	err := s.cfg.Console.Run(c.Request.Context(), session(c).ID, line, in.YAML, &out)
-	res := gin.H{"ok": err == nil, "output": out.String()}
+	res, err := s.cfg.Console.Apply(c.Request.Context(), session(c).ID, in.YAML, in.DryRun)
 	if err != nil {
-		res["error"] = err.Error()
+		s.failJSON(c, err)
+		return
 	}
 	c.JSON(http.StatusOK, res)
 }

@@ -164,6 +164,23 @@ func (fakeConsole) Run(_ context.Context, session, line, stdin string, out io.Wr
 	return err
 }
 
+// Apply reports the line it would have run, and for YAML with "bad:" on
+// a line, a failure pointing there.
+func (f fakeConsole) Apply(ctx context.Context, session, yaml string, dryRun bool) (ApplyResult, error) {
+	line := "kubectl apply -f -"
+	if dryRun {
+		line += " --dry-run=server"
+	}
+	var out strings.Builder
+	_ = f.Run(ctx, session, line, yaml, &out)
+	for i, l := range strings.Split(yaml, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "bad:") {
+			return ApplyResult{Output: out.String(), Error: "refused: bad field", Line: i + 1}, nil
+		}
+	}
+	return ApplyResult{OK: true, Output: out.String()}, nil
+}
+
 // Complete offers the resource types that start like the line's last word.
 func (fakeConsole) Complete(_ context.Context, session, line string) (Completion, error) {
 	from := strings.LastIndexByte(line, ' ') + 1

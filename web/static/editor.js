@@ -33,6 +33,11 @@ export function editorPanel(sessionID) {
     for (let i = 0; i < n - 1 && i < lines.length; i++) at += lines[i].length + 1;
     area.focus();
     area.setSelectionRange(at, at + (lines[n - 1] ?? '').length);
+    // Selecting does not scroll a textarea: bring the line into view, a
+    // few lines from the top.
+    const lh = parseFloat(getComputedStyle(area).lineHeight) || 18;
+    area.scrollTop = Math.max(0, (n - 4) * lh);
+    gutter.scrollTop = area.scrollTop;
   };
 
   const submit = async (dryRun) => {
@@ -43,8 +48,7 @@ export function editorPanel(sessionID) {
       const msg = [r.output, r.error].filter(Boolean).join('\n').trim();
       out.textContent = msg || (r.ok ? t('editor.ok') : '');
       out.classList.add(r.ok ? 'ok' : 'error');
-      const m = !r.ok && /line (\d+)/.exec(msg);
-      bad = m ? Number(m[1]) : 0;
+      bad = r.ok ? 0 : (r.line || 0);
       numbers();
       if (bad) goLine(bad);
     } catch (e) {

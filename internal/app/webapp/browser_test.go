@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,32 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 	if !regexp.MustCompile(primary + `\s.*primary`).MatchString(out) {
 		t.Errorf("console: want %s shown as the primary in\n%s", primary, out)
 	}
+	step("the YAML editor: a dry run points at the wrong line", time.Minute,
+		chromedp.Click(`#tab-cluster`),
+		chromedp.Click(`button.edit[data-kind="postgrescluster"][data-name="prod-db"]`),
+		chromedp.Poll[chromedp.Void](`document.querySelector('#editor').value.includes('kind: PostgresCluster')`),
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const e = document.querySelector('#editor');
+			e.value = e.value.replace(/^(\s+)replicas: 3$/m, '$1replicas: three');
+			e.dispatchEvent(new Event('input'));
+		})()`),
+		chromedp.Click(`#editor-dryrun`),
+		chromedp.WaitVisible(`#editor-out.error`),
+		chromedp.WaitVisible(`#editor-lines span.bad`),
+		sh.Take("editor"))
+	if got, want := eval[string](t, ctx, `document.querySelector('#editor-lines span.bad').textContent.trim()`),
+		eval[string](t, ctx, `String(document.querySelector('#editor').value.split('\n').findIndex((l) => l.includes('replicas: three')) + 1)`); got != want || want == "0" {
+		t.Errorf("editor: the line marked is %s, want %s (replicas)", got, want)
+	}
+	step("the YAML editor: a good manifest passes the dry run", time.Minute,
+		chromedp.Evaluate[chromedp.Void](`(() => {
+			const e = document.querySelector('#editor');
+			e.value = e.value.replace('replicas: three', 'replicas: 3');
+			e.dispatchEvent(new Event('input'));
+		})()`),
+		chromedp.Click(`#editor-dryrun`),
+		chromedp.WaitVisible(`#editor-out.ok`),
+		bt.TextContains("#editor-out", "(server dry run)"))
 	// The learner looks around before pressing Check: the time to
 	// recovery is when the cluster recovered, which the server watched.
 	time.Sleep(2 * time.Second)
@@ -149,15 +176,26 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 		bt.TextContains(`#labs li[data-lab="failover"]`, "Completed"),
 		sh.Take("catalogue-after"))
 
+	// The page's work in /metrics: one start, the check that passed in the
+	// page (the second was the terminal's), the console's commands (the
+	// learner's, the editor's load and its two dry runs, one refused by
+	// the API server).
 	metrics := s.get(t, "/metrics")
-	for _, want := range []string{
-		`oplab_provisioning_duration_seconds_count{outcome="ok",provider="embedded"} 1`,
-		`oplab_check_duration_seconds_count{lab="failover",outcome="ok"} 1`,
-		`oplab_console_commands_total{outcome="ok"} 1`,
-		`oplab_sessions{state="completed"} 1`,
+	for _, want := range []struct {
+		metric string
+		min    int
+	}{
+		{`oplab_provisioning_duration_seconds_count{outcome="ok",provider="embedded"}`, 1},
+		{`oplab_check_duration_seconds_count{lab="failover",outcome="ok"}`, 1},
+		{`oplab_console_commands_total{outcome="ok"}`, 3},
+		{`oplab_console_commands_total{outcome="failed"}`, 1},
+		{`oplab_sessions{state="completed"}`, 1},
 	} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("/metrics: want %s", want)
+		m := regexp.MustCompile(regexp.QuoteMeta(want.metric) + ` (\d+)`).FindStringSubmatch(metrics)
+		if m == nil {
+			t.Errorf("/metrics: no %s", want.metric)
+		} else if n, _ := strconv.Atoi(m[1]); n < want.min {
+			t.Errorf("/metrics: %s is %d, want at least %d", want.metric, n, want.min)
 		}
 	}
 	if e := errs.List(); len(e) > 0 {
