@@ -180,6 +180,9 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 	// page (the second was the terminal's), the console's commands (the
 	// learner's, the editor's load and its two dry runs, one refused by
 	// the API server).
+	if got := s.get(t, "/readyz"); got != "ok" {
+		t.Errorf("/readyz: got %q, want ok", got)
+	}
 	metrics := s.get(t, "/metrics")
 	for _, want := range []struct {
 		metric string

@@ -35,7 +35,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	}
 	s, err = server.New(server.Config{App: w, Console: w.Console(), Streams: w, Web: c.Web,
 		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
-		Metrics: w.Metrics()})
+		Metrics: w.Metrics(), Ready: a.Ready})
 	if err != nil {
 		return nil, nil, errors.Join(err, w.Close())
 	}
