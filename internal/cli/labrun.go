@@ -105,9 +105,6 @@ oplab lab stop.`,
 				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
 				progress = sessionPrinter(out, s)
 			}
-			if err := m.ReleaseEnded(cmd.Context(), offlineLearner, progress); err != nil {
-				return err
-			}
 			start := time.Now()
 			st, err := m.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
 			if err != nil {

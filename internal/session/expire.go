@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -59,7 +60,16 @@ func (m *Manager) Expire(ctx context.Context, o ExpireOptions) ([]string, error)
 
 // expiry says why rec has lasted long enough, "" when it has not.
 func (m *Manager) expiry(ctx context.Context, rec store.Session, o ExpireOptions) (string, error) {
-	if o.Max > 0 && time.Since(rec.Created) > o.Max {
+	if IsPool(rec.Learner) {
+		return "", nil // waiting for its learner is what a warm session is for
+	}
+	// A warm session's time counts from when its learner got it.
+	began := rec.Created
+	var wk work
+	if json.Unmarshal(rec.Data, &wk) == nil && wk.Claimed.After(began) {
+		began = wk.Claimed
+	}
+	if o.Max > 0 && time.Since(began) > o.Max {
 		return fmt.Sprintf("the session reached its limit of %s", o.Max), nil
 	}
 	if o.Idle <= 0 {

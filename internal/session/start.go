@@ -24,6 +24,9 @@ type StartOptions struct {
 	// AllowMany lets a learner start a session while another is active;
 	// by default that is ErrActive.
 	AllowMany bool
+	// Pool names the warm pool a ready session is taken from, when it has
+	// one (see Prepare); the default pool is "".
+	Pool string
 }
 
 // Start creates a session for o.Lab: it checks that the provider can run
@@ -47,6 +50,9 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 	if o.Learner == "" {
 		return nil, errors.New("start lab: no learner")
 	}
+	if o.Lang == "" {
+		o.Lang = "en"
+	}
 	// A session left provisioning by a start that was killed is failed
 	// now, so it neither blocks this start nor reads as active.
 	if err := m.Heal(ctx, o.Learner); err != nil {
@@ -60,9 +66,14 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 		if len(active) > 0 {
 			return nil, fmt.Errorf("%w: %s (lab %s, %s); stop it first", ErrActive, active[0].ID, active[0].Lab, active[0].State)
 		}
-	}
-	if o.Lang == "" {
-		o.Lang = "en"
+		// A learner holds one cluster at a time: the ones their ended
+		// sessions kept (a completed lab's, for its quiz) go first.
+		if err := m.ReleaseEnded(ctx, o.Learner, progress); err != nil {
+			return nil, err
+		}
+		if st, ok, err := m.claim(ctx, l, o, progress); err != nil || ok {
+			return st, err
+		}
 	}
 	id := newID(l.ID)
 	// Held from before the session exists until it is ready or failed:

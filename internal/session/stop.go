@@ -71,8 +71,8 @@ func (m *Manager) stop(ctx context.Context, s *live, reason string, progress Pro
 
 // ReleaseEnded deletes the clusters that a learner's ended sessions still
 // have (a completed lab keeps its cluster for the quiz until the learner
-// starts the next one); their results stay. A front end calls it before
-// Start, so a learner never holds more than one cluster.
+// starts the next one); their results stay. Start calls it, so a learner
+// never holds more than one cluster.
 func (m *Manager) ReleaseEnded(ctx context.Context, learner string, progress Progress) error {
 	list, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, States: []string{string(Completed), string(Failed), string(Expired)}})
 	if err != nil {

@@ -1,0 +1,105 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/store"
+)
+
+// The warm pool: sessions started ahead of their learners, so that a
+// Start takes a ready one (a cluster with the operator installed and the
+// lab set up to its first exercise) in the time of one store update
+// instead of a cluster's creation. A warm session is an ordinary session
+// whose learner is the pool's (PoolLearner); Start hands it to the learner
+// who asks, and from then on it is theirs like any other. Nothing else
+// tells them apart, so recovery, expiry and the clusters' clean-up treat
+// them alike.
+
+// poolPrefix marks the learner of a warm session. Learner names of a
+// front end never contain a colon.
+const poolPrefix = "pool:"
+
+// PoolLearner is the learner that holds a pool's warm sessions.
+func PoolLearner(pool string) string { return poolPrefix + pool }
+
+// IsPool reports whether learner is a pool's.
+func IsPool(learner string) bool { return strings.HasPrefix(learner, poolPrefix) }
+
+// Prepare starts a warm session of lab for pool: provisioned and set up
+// like any start, then kept ready for Start to hand out.
+func (m *Manager) Prepare(ctx context.Context, pool, labID string, progress Progress) (*Status, error) {
+	return m.Start(ctx, StartOptions{Learner: PoolLearner(pool), Lab: labID, AllowMany: true}, progress)
+}
+
+// Warm counts pool's sessions of lab that are ready to hand out and that
+// are still being prepared.
+func (m *Manager) Warm(ctx context.Context, pool, labID string) (ready, preparing int, err error) {
+	list, err := m.o.Store.Sessions(ctx, store.Filter{Learner: PoolLearner(pool), Lab: labID, States: []string{string(Ready), string(Provisioning)}})
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, rec := range list {
+		if State(rec.State) == Ready {
+			ready++
+		} else {
+			preparing++
+		}
+	}
+	return ready, preparing, nil
+}
+
+// claim hands a warm session of l to o.Learner, if the pool has one ready:
+// ok false means none was, and the caller starts one of its own. Two
+// claims of one session cannot both win: the store refuses the second
+// update.
+func (m *Manager) claim(ctx context.Context, l *lab.Lab, o StartOptions, progress Progress) (*Status, bool, error) {
+	list, err := m.o.Store.Sessions(ctx, store.Filter{Learner: PoolLearner(o.Pool), Lab: l.ID, States: []string{string(Ready)}})
+	if err != nil {
+		return nil, false, err
+	}
+	// Oldest first: sessions are listed newest first.
+	for i := len(list) - 1; i >= 0; i-- {
+		st, err := m.claimOne(ctx, list[i].ID, o, progress)
+		switch {
+		case err == nil:
+			return st, true, nil
+		case errors.Is(err, errTaken):
+			continue // another start took it, or it is busy: try the next
+		default:
+			return nil, false, err
+		}
+	}
+	return nil, false, nil
+}
+
+var errTaken = errors.New("warm session taken")
+
+func (m *Manager) claimOne(ctx context.Context, id string, o StartOptions, progress Progress) (*Status, error) {
+	unlock, ok := m.tryLock(id)
+	if !ok {
+		return nil, errTaken
+	}
+	defer unlock()
+	s, err := m.load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.rec.Learner != PoolLearner(o.Pool) || s.state() != Ready {
+		return nil, errTaken
+	}
+	s.rec.Learner, s.rec.Lang = o.Learner, o.Lang
+	s.work.Claimed = time.Now().UTC()
+	ev := newEvent(KindState, "", "ready: handed to "+o.Learner+" from the warm pool", StateData{From: Ready, To: Ready, Reason: "from the warm pool"})
+	if err := m.save(ctx, s, progress, ev); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil, errTaken
+		}
+		return nil, fmt.Errorf("claim warm session %s: %w", id, err)
+	}
+	return m.status(ctx, s)
+}
