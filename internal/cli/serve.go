@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/app/webapp"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
@@ -18,6 +19,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		addr   string
 		hosts  []string
 		expire session.ExpireOptions
+		warm   app.PoolOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -49,7 +51,7 @@ commands act on, so oplab lab check works on them too.`,
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
-				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire})
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm})
 			if err != nil {
 				ln.Close()
 				return err
@@ -63,6 +65,8 @@ commands act on, so oplab lab check works on them too.`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
 	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
+	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")
+	cmd.Flags().IntVar(&warm.MaxClusters, "max-clusters", 0, "prepare no warm session while this many sessions are live (0: no limit)")
 	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd
 }

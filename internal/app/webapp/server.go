@@ -25,6 +25,8 @@ type ServerConfig struct {
 	Logger *slog.Logger
 	// Expire ends live sessions past its limits (see session.Expire).
 	Expire session.ExpireOptions
+	// Warm keeps warm sessions ready (see app.PoolOptions).
+	Warm app.PoolOptions
 }
 
 // NewServer builds the web server of a single-user oplab on a: its learner
@@ -32,7 +34,7 @@ type ServerConfig struct {
 // sessions; the console, the live streams and /metrics are mounted. close
 // stops the server, then the console and the streams.
 func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Server, close func() error, err error) {
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, Logger: c.Logger, Expire: c.Expire})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm})
 	if err != nil {
 		return nil, nil, err
 	}

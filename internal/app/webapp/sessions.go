@@ -148,6 +148,9 @@ func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server
 	default:
 		w.metrics.ObserveProvisioning(w.a.Clusters.Info().Name, time.Since(began), err)
 	}
+	if err == nil && w.keeper != nil {
+		w.keeper.Poke() // the start may have taken a warm session
+	}
 	return status(v, err)
 }
 

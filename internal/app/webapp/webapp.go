@@ -30,6 +30,9 @@ type Options struct {
 	WatchInterval time.Duration
 	// Expire ends live sessions idle or old past its limits; none when zero.
 	Expire session.ExpireOptions
+	// Warm keeps warm sessions of labs ready (see app.PoolOptions); none
+	// when its Sizes is empty.
+	Warm app.PoolOptions
 	// HousekeepingEvery is how often sessions are expired and the clusters
 	// of ended sessions found and deleted; DefaultHousekeepingEvery when
 	// zero.
@@ -53,6 +56,8 @@ type Web struct {
 	hub     *stream.Hub
 	watcher *session.Watcher
 	metrics *metrics.Metrics
+
+	keeper *app.Keeper // nil without a warm pool
 
 	stopHousekeeping context.CancelFunc
 	housekeepingDone chan struct{}
@@ -92,6 +97,14 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 	w.watcher = a.Sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
 	w.watcher.Start(context.WithoutCancel(ctx))
 	w.housekeep(context.WithoutCancel(ctx), o)
+	if len(o.Warm.Sizes) > 0 {
+		wo := o.Warm
+		provider := a.Clusters.Info().Name
+		wo.Report = func(lab string, ready int) { w.metrics.SetWarmPool(provider, lab, ready) }
+		wo.Logger = o.Logger
+		w.keeper = a.KeepWarm(wo)
+		w.keeper.Start(context.WithoutCancel(ctx))
+	}
 	return w, nil
 }
 
@@ -151,6 +164,9 @@ func (w *Web) Console() server.Console {
 
 // Close stops the watcher, every stream's upstream and the console.
 func (w *Web) Close() error {
+	if w.keeper != nil {
+		w.keeper.Stop()
+	}
 	w.stopHousekeeping()
 	<-w.housekeepingDone
 	w.watcher.Stop()
