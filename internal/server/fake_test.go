@@ -91,6 +91,9 @@ func (f *fakeApp) Rejoin(_ context.Context, client, code string) (*Member, error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, "rejoin")
+	if f.wrong[client] >= fakeWrongCodes {
+		return nil, &Refusal{Reason: RefusalTooMany, Retry: 6 * time.Second, Err: fmt.Errorf("too many wrong codes: try again in 6s")}
+	}
 	learner, ok := f.rejoins[strings.ToUpper(strings.TrimSpace(code))]
 	if !ok {
 		f.wrong[client]++
@@ -178,7 +181,7 @@ func (f *fakeApp) Status(_ context.Context, id string) (any, error) {
 
 func (f *fakeApp) Start(_ context.Context, learner, lab, lang string, progress func(Update)) (any, error) {
 	f.record("start " + lab)
-	if lab != "failover" && lab != "rbac" {
+	if !slices.Contains([]string{"failover", "rbac", "quota"}, lab) {
 		return nil, fmt.Errorf("lab %q: %w", lab, ErrNotFound)
 	}
 	id := "alice-2"
