@@ -117,7 +117,7 @@ func (f *fakeApp) record(s string) {
 }
 
 // Catalogue lists failover, rbac and quota; a class member gets their
-// class's labs, in the class's order, with no progress yet.
+// class's labs, in the class's order, with their own sessions' states.
 func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry, error) {
 	title := "Failover: lose the primary"
 	if lang == "ko" {
@@ -131,12 +131,20 @@ func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry
 	if m == nil {
 		return all, nil
 	}
+	mine, _ := f.Sessions(context.Background(), learner)
 	var out []LabEntry
 	for _, id := range m.class.labs {
 		for _, e := range all {
-			if e.ID == id {
-				out = append(out, LabEntry{ID: e.ID, Title: e.Title, Summary: e.Summary, Duration: e.Duration})
+			if e.ID != id {
+				continue
 			}
+			entry := LabEntry{ID: e.ID, Title: e.Title, Summary: e.Summary, Duration: e.Duration}
+			for _, s := range mine {
+				if s.Lab == id {
+					entry.State, entry.Session, entry.Exercise = s.State, s.ID, 1
+				}
+			}
+			out = append(out, entry)
 		}
 	}
 	return out, nil
