@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -305,6 +306,33 @@ func TestStartRefusedByTheClass(t *testing.T) {
 		var e struct{ Error, Reason string }
 		if code != tt.status || json.Unmarshal([]byte(body), &e) != nil || e.Error != tt.want || e.Reason != tt.reason {
 			t.Errorf("%s: got %d %s, want %d with %q (%s)", tt.name, code, body, tt.status, tt.want, tt.reason)
+		}
+	}
+}
+
+// TestJoinPagesInBothLanguages renders the join and rejoin forms and the
+// joined page in each language, looking for a missing key ("[key]") and
+// for the language's own words.
+func TestJoinPagesInBothLanguages(t *testing.T) {
+	ts := newTestServer(t)
+	missing := regexp.MustCompile(`\[[a-z]+\.[a-z.-]+\]`)
+	words := map[string][]string{"en": {"Join a class", "Come back to your class", "Your personal code:"},
+		"ko": {"수업 참여", "수업으로 돌아가기", "개인 코드:"}}
+	for _, l := range langs {
+		c := newJar()
+		hdr := map[string]string{"Accept-Language": l}
+		_, join, _ := do(t, c, "GET", ts.URL+"/join", "", hdr)
+		_, rejoin, _ := do(t, c, "GET", ts.URL+"/join?rejoin=1", "", hdr)
+		tok := formToken(t, ts, c, "/join")
+		hdr["Content-Type"] = form["Content-Type"]
+		_, joined, _ := do(t, c, "POST", ts.URL+"/join", url.Values{"_csrf": {tok}, "code": {"MORNING"}, "name": {"Learner " + l}}.Encode(), hdr)
+		for i, body := range []string{join, rejoin, joined} {
+			if m := missing.FindString(body); m != "" {
+				t.Errorf("%s page %d: shows missing key %s", l, i, m)
+			}
+			if !strings.Contains(body, words[l][i]) || !strings.Contains(body, `<html lang="`+l+`">`) {
+				t.Errorf("%s page %d: want %q in %s:\n%s", l, i, words[l][i], l, body)
+			}
 		}
 	}
 }
