@@ -10,6 +10,7 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -140,6 +141,19 @@ func NewProvider(c Config) (*cluster.Provider, error) {
 // provisioning with no progress for DefaultRecoverAfter are failed.
 func (a *App) Recover(ctx context.Context) (session.RecoverReport, error) {
 	return a.Sessions.Recover(ctx, DefaultRecoverAfter)
+}
+
+// Ready reports whether oplab can serve: its store answers and its
+// cluster provider can list its clusters (the embedded provider reads its
+// data directory; kind asks the container engine).
+func (a *App) Ready(ctx context.Context) error {
+	if err := a.store.Ping(ctx); err != nil {
+		return err
+	}
+	if _, err := a.Clusters.List(ctx); err != nil {
+		return fmt.Errorf("%s cluster provider: %w", a.Clusters.Info().Name, err)
+	}
+	return nil
 }
 
 // CountSessions returns how many sessions are in each state, as stored

@@ -76,3 +76,29 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	}
 }
+
+func TestReady(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	dir := t.TempDir()
+	a, err := Open(ctx, Config{DataDir: dir, BinDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(ctx); err != nil {
+		t.Errorf("ready: got %v, want nil", err)
+	}
+	// The provider cannot read its clusters: not ready, and it says why.
+	clusters := filepath.Join(dir, "clusters")
+	if err := os.WriteFile(clusters, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Ready(ctx); err == nil || !strings.Contains(err.Error(), "embedded cluster provider") {
+		t.Errorf("ready with an unreadable clusters directory: got %v, want the provider's error", err)
+	}
+	os.Remove(clusters)
+	a.Close()
+	if err := a.Ready(ctx); err == nil || !strings.Contains(err.Error(), "store") {
+		t.Errorf("ready with the store closed: got %v, want the store's error", err)
+	}
+}

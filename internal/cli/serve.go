@@ -3,18 +3,21 @@ package cli
 import (
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"oplab.dev/oplab/internal/app/webapp"
 	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/web"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
 	var (
-		addr  string
-		hosts []string
+		addr   string
+		hosts  []string
+		expire session.ExpireOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -46,7 +49,7 @@ commands act on, so oplab lab check works on them too.`,
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
-				Hosts: server.Hosts(bound, hosts...), Logger: g.logger()})
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire})
 			if err != nil {
 				ln.Close()
 				return err
@@ -59,6 +62,8 @@ commands act on, so oplab lab check works on them too.`,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
+	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
+	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd
 }
 

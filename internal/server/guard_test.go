@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -158,5 +160,32 @@ func TestMetricsServedWhenGiven(t *testing.T) {
 	defer func() { bare.Close(); s.Close() }()
 	if code, _, _ := do(t, http.DefaultClient, "GET", bare.URL+"/metrics", "", nil); code != http.StatusNotFound {
 		t.Errorf("GET /metrics without metrics: got %d, want 404", code)
+	}
+}
+
+func TestReadyz(t *testing.T) {
+	var ready error
+	ts := httptest.NewUnstartedServer(nil)
+	s, err := New(Config{App: newFakeApp(), Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(ts.Listener.Addr().String()),
+		Learner: "local", Ready: func(context.Context) error { return ready }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s
+	ts.Start()
+	defer func() { ts.Close(); s.Close() }()
+	for _, tc := range []struct {
+		ready    error
+		code     int
+		contains string
+	}{
+		{nil, http.StatusOK, "ok"},
+		{errors.New("store oplab.db: database is locked"), http.StatusServiceUnavailable, "not ready: store oplab.db: database is locked"},
+	} {
+		ready = tc.ready
+		code, body, _ := do(t, http.DefaultClient, "GET", ts.URL+"/readyz", "", nil)
+		if code != tc.code || !strings.Contains(body, tc.contains) {
+			t.Errorf("GET /readyz with %v: got %d %q, want %d %q", tc.ready, code, body, tc.code, tc.contains)
+		}
 	}
 }

@@ -31,6 +31,10 @@ type Config struct {
 	Streams Streams
 	// Metrics, when set, is served at /metrics and counts open WebSockets.
 	Metrics *metrics.Metrics
+	// Ready, when set, answers /readyz: nil when the server can serve
+	// (its store and cluster provider reachable). /healthz only says the
+	// process answers.
+	Ready func(context.Context) error
 	// Web holds templates/, static/ and i18n/ (web.FS in production).
 	Web fs.FS
 	// DataDir keeps the key that signs session cookies.
@@ -115,6 +119,7 @@ func (s *Server) routes() error {
 	e := gin.New()
 	e.Use(gin.Recovery(), requestLog(s.log), securityHeaders, s.hostCheck, limitBody(s.cfg.MaxBody))
 	e.GET("/healthz", func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+	e.GET("/readyz", s.readyz)
 	if s.cfg.Metrics != nil {
 		// Counts only, no learner's data: scrapers carry no cookie.
 		e.GET("/metrics", gin.WrapH(s.cfg.Metrics.Handler()))
@@ -177,4 +182,22 @@ func ListenAndServe(ctx context.Context, ln net.Listener, h http.Handler) error 
 		}
 		return nil
 	}
+}
+
+// readyTimeout bounds a readiness check: a probe that hangs is an answer.
+const readyTimeout = 5 * time.Second
+
+// readyz answers 200 when the server can serve, else 503 with the reason
+// (no learner's data in it: probes carry no cookie).
+func (s *Server) readyz(c *gin.Context) {
+	if s.cfg.Ready != nil {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
+		defer cancel()
+		if err := s.cfg.Ready(ctx); err != nil {
+			s.log.Warn("not ready", "err", err)
+			c.String(http.StatusServiceUnavailable, "not ready: %v\n", err)
+			return
+		}
+	}
+	c.String(http.StatusOK, "ok")
 }

@@ -156,6 +156,8 @@ type work struct {
 	Hints int `json:"hints,omitempty"`
 	// Error is why the session failed.
 	Error string `json:"error,omitempty"`
+	// Ended is why a live session was stopped (expired).
+	Ended string `json:"ended,omitempty"`
 	// Pending is the operation under way (chaos, reset, stop), recorded
 	// before it acts and cleared with its outcome: found set by a command
 	// that holds the session's lock, it was interrupted (see settle).

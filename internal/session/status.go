@@ -35,6 +35,9 @@ type Status struct {
 	Results     []Result `json:"results"`
 	// Error is why a failed session failed.
 	Error string `json:"error,omitempty"`
+	// Ended is why an expired session was stopped before it was
+	// completed: by its learner, or a limit (idle, time).
+	Ended string `json:"ended,omitempty"`
 	// Notice says what oplab did about a command that was interrupted
 	// (killed) half-way, or what the next command will do about it.
 	Notice  string    `json:"notice,omitempty"`
@@ -71,7 +74,7 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	st := &Status{
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
-		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error,
+		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error, Ended: s.work.Ended,
 		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated,
 	}
 	if st.Attempt != nil {

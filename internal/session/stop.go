@@ -58,6 +58,7 @@ func (m *Manager) stop(ctx context.Context, s *live, reason string, progress Pro
 	}
 	s.work.Pending = nil
 	if !s.state().Terminal() {
+		s.work.Ended = reason
 		err = m.move(ctx, s, Expired, reason, progress, evs...)
 	} else {
 		err = m.save(ctx, s, progress, evs...)

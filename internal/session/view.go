@@ -142,6 +142,7 @@ type Event struct {
 	T1Source string       `json:"t1Source,omitempty"`   // recovered: how T1 was found (T1Watched, ...)
 	Held     time.Time    `json:"held,omitzero"`        // watch: when the goals came to hold; zero when they stopped
 	Hint     *HintData    `json:"hint,omitempty"`       // hint
+	Console  *ConsoleData `json:"console,omitempty"`    // console
 	Quiz     *QuizScore   `json:"quiz,omitempty"`       // quiz
 	Cluster  *ClusterData `json:"cluster,omitempty"`    // cluster
 	// Error says why a step or chaos failed.
@@ -209,6 +210,11 @@ func eventView(ev store.Event) Event {
 		var d ClusterData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			v.Cluster = &d
+		}
+	case KindConsole:
+		var d ConsoleData
+		if json.Unmarshal(ev.Data, &d) == nil {
+			v.Console = &d
 		}
 	}
 	return v

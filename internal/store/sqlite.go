@@ -59,6 +59,15 @@ func OpenDir(ctx context.Context, dataDir string) (*SQLite, error) {
 // Path is the store's file.
 func (s *SQLite) Path() string { return s.path }
 
+// Ping reads from the database: nil when the store can answer.
+func (s *SQLite) Ping(ctx context.Context) error {
+	var one int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM sessions LIMIT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store %s: %w", s.path, err)
+	}
+	return nil
+}
+
 // Close closes the database.
 func (s *SQLite) Close() error { return s.db.Close() }
 

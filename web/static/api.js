@@ -54,8 +54,11 @@ export async function stream(path, body, onChunk, signal) {
 
 // live opens a WebSocket on path and reopens it when it drops, asking for
 // the frames after the last one seen (query parameters "epoch", the
-// stream's incarnation, and "after", its last number).
-export function live(path, onMessage, onState = () => {}) {
+// stream's incarnation, and "after", its last number). A stream that comes
+// back as a new incarnation (the server restarted) starts over from its
+// oldest frame: onRestart is called first, so that what was shown can be
+// cleared rather than shown twice.
+export function live(path, onMessage, onState = () => {}, onRestart = () => {}) {
   let after = 0;
   let epoch = '';
   let closed = false;
@@ -70,7 +73,11 @@ export function live(path, onMessage, onState = () => {}) {
     ws.onopen = () => { delay = 500; onState('open'); };
     ws.onmessage = (ev) => {
       const msg = JSON.parse(ev.data);
-      if (msg.epoch && msg.epoch !== epoch) { epoch = msg.epoch; after = 0; }
+      if (msg.epoch && msg.epoch !== epoch) {
+        if (epoch) onRestart();
+        epoch = msg.epoch;
+        after = 0;
+      }
       if (msg.type === 'hello') return;
       if (typeof msg.seq === 'number' && msg.seq > 0) {
         if (msg.seq <= after) return; // seen before a reconnect

@@ -193,7 +193,7 @@ function render(st) {
     showQuiz();
   }
   if (st.state === 'failed' || st.state === 'expired') {
-    note(st.error || t(`state.${st.state}`), true);
+    note(st.error || st.ended || t(`state.${st.state}`), true);
     $('start-panel').hidden = false;
     $('start').hidden = false;
     $('start').disabled = false;

@@ -62,7 +62,8 @@ export function logPanel(sessionID) {
   };
 
   const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/log`, add,
-    (s) => { if (s === 'closed') status.textContent = t('log.reconnecting'); else if (!unseen) status.textContent = ''; });
+    (s) => { if (s === 'closed') status.textContent = t('log.reconnecting'); else if (!unseen) status.textContent = ''; },
+    () => { list.replaceChildren(); unseen = 0; });
   return {
     setT0(ms) { if (ms !== t0) { t0 = ms; mark(); } },
     close() { conn.close(); },

@@ -132,6 +132,9 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 		checkUntilPassed(),
 		sh.Take("checked"))
 	rec := recovered(t, s, id, "delete-primary")
+	if !hasConsoleEvent(t, s, id, "kubectl get pods -L databases.example.com/role") {
+		t.Error("the console command is not on the session's timeline")
+	}
 	if rec.T1Source != session.T1Watched {
 		t.Errorf("time to recovery found by %q, want %q (the server watches the goals)", rec.T1Source, session.T1Watched)
 	}
@@ -180,6 +183,9 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 	// page (the second was the terminal's), the console's commands (the
 	// learner's, the editor's load and its two dry runs, one refused by
 	// the API server).
+	if got := s.get(t, "/readyz"); got != "ok" {
+		t.Errorf("/readyz: got %q, want ok", got)
+	}
 	metrics := s.get(t, "/metrics")
 	for _, want := range []struct {
 		metric string
@@ -257,6 +263,22 @@ func recovered(t *testing.T, s *site, id, exercise string) session.Event {
 	}
 	t.Fatalf("no recovered event of %s in the timeline", exercise)
 	return session.Event{}
+}
+
+// hasConsoleEvent reports whether the session's timeline has the console
+// command line.
+func hasConsoleEvent(t *testing.T, s *site, id, line string) bool {
+	t.Helper()
+	evs, err := s.app.Sessions.Timeline(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Kind == session.KindConsole && ev.Console != nil && ev.Console.Line == line && ev.Console.ExitCode == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // checkFromTerminal runs `oplab lab check` on the server's data directory

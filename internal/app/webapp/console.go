@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"time"
 
 	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
 )
 
 // Run runs a console line against the session's own cluster with the
@@ -17,8 +19,10 @@ func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) er
 	if err != nil {
 		return webErr(err)
 	}
+	began := time.Now()
 	res, err := w.runner.Run(ctx, console.Request{Line: line, Kubeconfig: kc, Stdin: []byte(stdin),
 		Output: func(c console.Chunk) { _, _ = out.Write(c.Data) }})
+	w.record(ctx, id, line, res, err, time.Since(began))
 	switch {
 	case errors.Is(err, console.ErrRefused):
 		w.metrics.ConsoleCommand(metrics.ConsoleRefused)
@@ -39,4 +43,21 @@ func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion,
 	}
 	c, err := w.runner.Completer(kc).Complete(ctx, line)
 	return server.Completion{From: c.From, Candidates: c.Candidates}, err
+}
+
+// record puts the command on the session's timeline (the learner's
+// activity, and the instructor's replay); a failure to record does not
+// fail the command.
+func (w *Web) record(ctx context.Context, id, line string, res *console.Result, err error, took time.Duration) {
+	d := session.ConsoleData{Line: line, ExitCode: -1, Duration: session.Millis(took.Milliseconds())}
+	var refused *console.RefusedError
+	switch {
+	case errors.As(err, &refused):
+		d.Refused = refused.Msg
+	case res != nil:
+		d.ExitCode = res.ExitCode
+	}
+	if rerr := w.a.Sessions.RecordConsole(context.WithoutCancel(ctx), id, d); rerr != nil {
+		w.log.Warn("record a console command", "session", id, "err", rerr)
+	}
 }

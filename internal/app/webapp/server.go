@@ -9,6 +9,7 @@ import (
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
 )
 
 // ServerConfig is what a single-user server needs beside the App.
@@ -22,6 +23,8 @@ type ServerConfig struct {
 	// Hosts are the host names the server answers to (see server.Hosts).
 	Hosts  []string
 	Logger *slog.Logger
+	// Expire ends live sessions past its limits (see session.Expire).
+	Expire session.ExpireOptions
 }
 
 // NewServer builds the web server of a single-user oplab on a: its learner
@@ -29,13 +32,13 @@ type ServerConfig struct {
 // sessions; the console, the live streams and /metrics are mounted. close
 // stops the server, then the console and the streams.
 func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Server, close func() error, err error) {
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, Logger: c.Logger})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, Logger: c.Logger, Expire: c.Expire})
 	if err != nil {
 		return nil, nil, err
 	}
 	s, err = server.New(server.Config{App: w, Console: w.Console(), Streams: w, Web: c.Web,
 		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
-		Metrics: w.Metrics()})
+		Metrics: w.Metrics(), Ready: a.Ready})
 	if err != nil {
 		return nil, nil, errors.Join(err, w.Close())
 	}

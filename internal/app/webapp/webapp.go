@@ -28,7 +28,17 @@ type Options struct {
 	// polled for their time to recovery; session.DefaultWatchInterval
 	// when zero.
 	WatchInterval time.Duration
+	// Expire ends live sessions idle or old past its limits; none when zero.
+	Expire session.ExpireOptions
+	// HousekeepingEvery is how often sessions are expired and the clusters
+	// of ended sessions found and deleted; DefaultHousekeepingEvery when
+	// zero.
+	HousekeepingEvery time.Duration
 }
+
+// DefaultHousekeepingEvery is how often the server expires sessions and
+// removes left-over clusters.
+const DefaultHousekeepingEvery = time.Minute
 
 // Web is an App as the web server uses it.
 type Web struct {
@@ -43,6 +53,9 @@ type Web struct {
 	hub     *stream.Hub
 	watcher *session.Watcher
 	metrics *metrics.Metrics
+
+	stopHousekeeping context.CancelFunc
+	housekeepingDone chan struct{}
 }
 
 var (
@@ -78,7 +91,43 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 	// the request that built the server: Close stops it.
 	w.watcher = a.Sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
 	w.watcher.Start(context.WithoutCancel(ctx))
+	w.housekeep(context.WithoutCancel(ctx), o)
 	return w, nil
+}
+
+// housekeep starts the loop that ends expired sessions and deletes the
+// clusters that ended sessions left (a stop killed half-way, a session
+// failed while its creator was gone), so that a long-running server holds
+// no cluster nobody uses.
+func (w *Web) housekeep(ctx context.Context, o Options) {
+	every := o.HousekeepingEvery
+	if every <= 0 {
+		every = DefaultHousekeepingEvery
+	}
+	ctx, w.stopHousekeeping = context.WithCancel(ctx)
+	w.housekeepingDone = make(chan struct{})
+	go func() {
+		defer close(w.housekeepingDone)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if ended, err := w.a.Sessions.Expire(ctx, o.Expire); err != nil {
+				w.log.Warn("expire sessions", "err", err)
+			} else if len(ended) > 0 {
+				w.log.Info("sessions expired", "sessions", ended)
+			}
+			if rep, err := w.a.Recover(ctx); err != nil {
+				w.log.Warn("recover sessions", "err", err)
+			} else if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
+				w.log.Info("recovered sessions", "failed", rep.Failed, "clusters deleted", rep.Deleted)
+			}
+		}
+	}()
 }
 
 // Metrics returns the registry the adapter records in, for /metrics.
@@ -102,6 +151,8 @@ func (w *Web) Console() server.Console {
 
 // Close stops the watcher, every stream's upstream and the console.
 func (w *Web) Close() error {
+	w.stopHousekeeping()
+	<-w.housekeepingDone
 	w.watcher.Stop()
 	w.hub.Close()
 	if w.runner != nil {

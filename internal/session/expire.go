@@ -1,0 +1,97 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"oplab.dev/oplab/internal/store"
+)
+
+// ExpireOptions say when a live session has lasted long enough.
+type ExpireOptions struct {
+	// Idle: no activity (a step, a check, a hint, a console command, ...)
+	// for longer than this ends the session; zero never does.
+	Idle time.Duration
+	// Max: a session older than this ends, however busy; zero never does.
+	Max time.Duration
+}
+
+// Expire stops the live sessions that o says have lasted long enough,
+// which deletes their clusters and keeps their results, and returns their
+// ids. A session being worked on right now is left for the next call.
+func (m *Manager) Expire(ctx context.Context, o ExpireOptions) ([]string, error) {
+	if o.Idle <= 0 && o.Max <= 0 {
+		return nil, nil
+	}
+	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise)}})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		ended []string
+		errs  []error
+	)
+	for _, rec := range list {
+		reason, err := m.expiry(ctx, rec, o)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", rec.ID, err))
+		}
+		if reason == "" {
+			continue
+		}
+		unlock, ok := m.tryLock(rec.ID)
+		if !ok {
+			continue
+		}
+		expired, err := m.expireLocked(ctx, rec.ID, o)
+		unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", rec.ID, err))
+		}
+		if expired {
+			ended = append(ended, rec.ID)
+		}
+	}
+	return ended, errors.Join(errs...)
+}
+
+// expiry says why rec has lasted long enough, "" when it has not.
+func (m *Manager) expiry(ctx context.Context, rec store.Session, o ExpireOptions) (string, error) {
+	if o.Max > 0 && time.Since(rec.Created) > o.Max {
+		return fmt.Sprintf("the session reached its limit of %s", o.Max), nil
+	}
+	if o.Idle <= 0 {
+		return "", nil
+	}
+	last, err := m.lastActivity(ctx, &live{rec: rec})
+	if err != nil {
+		return "", err
+	}
+	if time.Since(last) > o.Idle {
+		return fmt.Sprintf("no activity for %s", o.Idle), nil
+	}
+	return "", nil
+}
+
+// expireLocked stops a session the caller holds locked if, read again,
+// it is still live and still past o's limits.
+func (m *Manager) expireLocked(ctx context.Context, id string, o ExpireOptions) (bool, error) {
+	s, err := m.load(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if !s.state().Active() || s.state() == Provisioning {
+		return false, nil
+	}
+	reason, err := m.expiry(ctx, s.rec, o)
+	if err != nil || reason == "" {
+		return false, err
+	}
+	if _, err := m.stop(ctx, s, reason, nil); err != nil {
+		return false, err
+	}
+	m.log.Info("session expired", "session", id, "reason", reason)
+	return true, nil
+}
