@@ -218,8 +218,10 @@ func TestRateLimit(t *testing.T) {
 	}
 	// Out of attempts: even the right code is refused, so the answer
 	// tells nothing; rejoin shares the allowance.
-	if _, err := f.svc.Join(ctx, "attacker", c.JoinCode, "x"); !errors.Is(err, ErrTooManyAttempts) {
-		t.Errorf("right code after 3 wrong ones: got %v, want ErrTooManyAttempts", err)
+	_, err := f.svc.Join(ctx, "attacker", c.JoinCode, "x")
+	var wait *WaitError
+	if !errors.Is(err, ErrTooManyAttempts) || !errors.As(err, &wait) || wait.Wait != time.Minute {
+		t.Errorf("right code after 3 wrong ones: got %v, want ErrTooManyAttempts with a wait of 1m", err)
 	}
 	if _, err := f.svc.Rejoin(ctx, "attacker", "AAAA-BBBB-CCCC"); !errors.Is(err, ErrTooManyAttempts) {
 		t.Errorf("rejoin after 3 wrong codes: got %v, want ErrTooManyAttempts", err)
@@ -362,6 +364,29 @@ func TestAdmitAndLink(t *testing.T) {
 	}
 	if _, err := f.svc.Admit(ctx, j.Learner, "failover"); !errors.Is(err, ErrClosed) {
 		t.Errorf("admit in a closed class: got %v, want ErrClosed", err)
+	}
+}
+
+// TestMembership: a member's class is found from their learner id, with
+// its labs in the class's order; the local learner is in no class.
+func TestMembership(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	ctx := t.Context()
+	c := f.create(t, ada, Spec{Name: "morning", Labs: []string{"rbac", "failover"}})
+	j, err := f.svc.Join(ctx, "a", c.JoinCode, "Alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.svc.Membership(ctx, j.Learner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ClassID != c.ID || got.Name != "Alice" || fmt.Sprint(got.Labs) != "[rbac failover]" || got.RejoinCode != "" {
+		t.Errorf("membership: got %+v, want class %s, Alice, labs [rbac failover], no rejoin code", got, c.ID)
+	}
+	if _, err := f.svc.Membership(ctx, "local"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("membership of the local learner: got %v, want ErrNotFound", err)
 	}
 }
 

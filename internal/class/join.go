@@ -97,13 +97,41 @@ func (s *Service) Rejoin(ctx context.Context, client, rejoinCode string) (*Joine
 	return joined(c, m), nil
 }
 
+// WaitError is ErrTooManyAttempts with how long the client must wait, so
+// a front end can say it in its own words (and send Retry-After).
+type WaitError struct{ Wait time.Duration }
+
+func (e *WaitError) Error() string {
+	return fmt.Sprintf("%v: try again in %s", ErrTooManyAttempts, e.Wait)
+}
+
+func (e *WaitError) Unwrap() error { return ErrTooManyAttempts }
+
+// Membership returns the class learner belongs to, as Join returned it
+// but without the rejoin code; ErrNotFound when learner is in no class
+// (the local learner of a single-user oplab).
+func (s *Service) Membership(ctx context.Context, learner string) (*Joined, error) {
+	m, err := s.o.Store.Member(ctx, learner)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("learner %q is in no class: %w", learner, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.o.Store.Class(ctx, m.ClassID)
+	if err != nil {
+		return nil, err
+	}
+	return joined(c, m), nil
+}
+
 // byCode finds a class by a code with find, counting a miss against
 // client. A client with too many misses is refused before the lookup, so
 // the answer does not depend on whether its code is right.
 func (s *Service) byCode(ctx context.Context, client, code string, find func(context.Context, string) (store.Class, error)) (store.Class, error) {
 	now := s.now()
 	if d := s.fails.wait(client, now); d > 0 {
-		return store.Class{}, fmt.Errorf("%w: try again in %s", ErrTooManyAttempts, d)
+		return store.Class{}, &WaitError{Wait: d}
 	}
 	code = normalizeCode(code)
 	var c store.Class

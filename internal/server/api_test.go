@@ -12,27 +12,30 @@ import (
 	"oplab.dev/oplab/internal/metrics"
 )
 
+// sessionRoutes are the routes on a session, %s its id.
+var sessionRoutes = []struct{ method, path, body string }{
+	{"GET", "/api/sessions/%s", ""},
+	{"GET", "/api/sessions/%s/timeline", ""},
+	{"POST", "/api/sessions/%s/chaos", `{"exercise":"delete-primary"}`},
+	{"POST", "/api/sessions/%s/check", "{}"},
+	{"POST", "/api/sessions/%s/hint", "{}"},
+	{"POST", "/api/sessions/%s/reset", "{}"},
+	{"POST", "/api/sessions/%s/stop", "{}"},
+	{"GET", "/api/sessions/%s/quiz", ""},
+	{"POST", "/api/sessions/%s/quiz", `{"answers":{}}`},
+	{"POST", "/api/sessions/%s/console", `{"line":"kubectl get pods"}`},
+	{"GET", "/api/sessions/%s/complete?line=kubectl", ""},
+	{"POST", "/api/sessions/%s/apply", `{"yaml":"a: b","dryRun":true}`},
+	{"GET", "/sessions/%s/summary", ""},
+	{"GET", "/sessions/%s/quiz", ""},
+}
+
 // TestOwnership: every route on a session answers another learner's
 // session exactly as a session that does not exist, and never acts on it.
 func TestOwnership(t *testing.T) {
 	ts := newTestServer(t)
 	hdr := map[string]string{csrfHeader: ts.csrf}
-	routes := []struct{ method, path, body string }{
-		{"GET", "/api/sessions/%s", ""},
-		{"GET", "/api/sessions/%s/timeline", ""},
-		{"POST", "/api/sessions/%s/chaos", `{"exercise":"delete-primary"}`},
-		{"POST", "/api/sessions/%s/check", "{}"},
-		{"POST", "/api/sessions/%s/hint", "{}"},
-		{"POST", "/api/sessions/%s/reset", "{}"},
-		{"POST", "/api/sessions/%s/stop", "{}"},
-		{"GET", "/api/sessions/%s/quiz", ""},
-		{"POST", "/api/sessions/%s/quiz", `{"answers":{}}`},
-		{"POST", "/api/sessions/%s/console", `{"line":"kubectl get pods"}`},
-		{"GET", "/api/sessions/%s/complete?line=kubectl", ""},
-		{"POST", "/api/sessions/%s/apply", `{"yaml":"a: b","dryRun":true}`},
-		{"GET", "/sessions/%s/summary", ""},
-		{"GET", "/sessions/%s/quiz", ""},
-	}
+	routes := sessionRoutes
 	for _, r := range routes {
 		var bodies [2]string
 		for i, id := range []string{"bob-1", "nobody-1"} {
@@ -88,11 +91,17 @@ func wsURL(ts *testServer, path string) string {
 
 func dialWS(t *testing.T, ts *testServer, path, origin string) (*websocket.Conn, int) {
 	t.Helper()
+	return dialWSAs(t, ts, ts.client, path, origin)
+}
+
+// dialWSAs is dialWS with client's cookies.
+func dialWSAs(t *testing.T, ts *testServer, client *http.Client, path, origin string) (*websocket.Conn, int) {
+	t.Helper()
 	h := http.Header{}
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
-	for _, c := range ts.client.Jar.Cookies(mustURL(t, ts.URL)) {
+	for _, c := range client.Jar.Cookies(mustURL(t, ts.URL)) {
 		h.Add("Cookie", c.Name+"="+c.Value)
 	}
 	conn, resp, err := websocket.DefaultDialer.Dial(wsURL(ts, path), h)

@@ -40,7 +40,51 @@ type Application interface {
 	Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Result, error)
 	// Summary is the session's end: scores, times to recovery, hints, quiz.
 	Summary(ctx context.Context, id, lang string) (*SummaryView, error)
+
+	// Join puts a learner in the class whose join code is code, under a
+	// display name; client is the caller's address (wrong codes are
+	// limited per client). The Member carries the personal rejoin code,
+	// shown once. A refusal is a *Refusal.
+	Join(ctx context.Context, client, code, name string) (*Member, error)
+	// Rejoin lets a member back in with their personal rejoin code.
+	Rejoin(ctx context.Context, client, code string) (*Member, error)
 }
+
+// Member is a learner of a class, who signs in as Learner.
+type Member struct {
+	Learner string
+	Name    string
+	Class   string
+	// RejoinCode is set by Join only: it cannot be shown again.
+	RejoinCode string
+}
+
+// Reasons of a Refusal: the page says each in the learner's language
+// (the catalogue's "refusal.<reason>").
+const (
+	RefusalBadCode    = "bad-code"     // no class or member has the code
+	RefusalTooMany    = "too-many"     // too many wrong codes from the client
+	RefusalBadName    = "bad-name"     // the display name breaks a rule
+	RefusalNameTaken  = "name-taken"   // another member of the class has it
+	RefusalFull       = "full"         // the class is at capacity
+	RefusalClosed     = "closed"       // closed by its instructor
+	RefusalNotOpen    = "not-open"     // before its opening time
+	RefusalEnded      = "ended"        // past its closing time
+	RefusalNotInClass = "not-in-class" // the lab is not one of the class's
+)
+
+// Refusal is the application layer's no to a learner (a join, a start),
+// with the reason named so the page can say it in the learner's language
+// and answer with the right status.
+type Refusal struct {
+	Reason string
+	// Retry is how long to wait before trying again (RefusalTooMany).
+	Retry time.Duration
+	Err   error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
 
 // Console runs a learner's kubectl command line against the session's own
 // cluster, writing its output to out as it comes; stdin is the editor's

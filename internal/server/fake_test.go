@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,13 +20,94 @@ type fakeApp struct {
 	mu       sync.Mutex
 	sessions map[string]*SessionRef
 	calls    []string
+	// classes by join code; members by learner; rejoin codes to learners;
+	// wrong codes per client.
+	classes map[string]*fakeClass
+	members map[string]*fakeMember
+	rejoins map[string]string
+	wrong   map[string]int
+}
+
+type fakeClass struct {
+	name         string
+	labs         []string
+	closed, full bool
+	takenNames   []string
+}
+
+type fakeMember struct {
+	Member
+	class *fakeClass
 }
 
 func newFakeApp() *fakeApp {
 	return &fakeApp{sessions: map[string]*SessionRef{
 		"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "in-exercise"},
 		"bob-1":   {ID: "bob-1", Learner: "bob", Lab: "failover", State: "in-exercise"},
-	}}
+	}, classes: map[string]*fakeClass{
+		"MORNING": {name: "morning", labs: []string{"rbac", "failover"}},
+		"CLOSED":  {name: "evening", labs: []string{"failover"}, closed: true},
+		"FULL":    {name: "weekend", labs: []string{"failover"}, full: true},
+	}, members: map[string]*fakeMember{}, rejoins: map[string]string{}, wrong: map[string]int{}}
+}
+
+// fakeWrongCodes is how many wrong codes a client may send before it
+// must wait.
+const fakeWrongCodes = 3
+
+func (f *fakeApp) Join(_ context.Context, client, code, name string) (*Member, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "join "+code+" "+name)
+	if f.wrong[client] >= fakeWrongCodes {
+		return nil, &Refusal{Reason: RefusalTooMany, Retry: 6 * time.Second, Err: fmt.Errorf("too many wrong codes: try again in 6s")}
+	}
+	c, ok := f.classes[strings.ToUpper(code)]
+	switch {
+	case !ok:
+		f.wrong[client]++
+		return nil, &Refusal{Reason: RefusalBadCode, Err: fmt.Errorf("unknown code: check the code and try again")}
+	case strings.TrimSpace(name) == "":
+		return nil, &Refusal{Reason: RefusalBadName, Err: fmt.Errorf("invalid display name: it is empty")}
+	case c.closed:
+		return nil, &Refusal{Reason: RefusalClosed, Err: fmt.Errorf("class %s: the class is closed", c.name)}
+	case c.full:
+		return nil, &Refusal{Reason: RefusalFull, Err: fmt.Errorf("class %s: the class is full", c.name)}
+	case slices.Contains(c.takenNames, name):
+		return nil, &Refusal{Reason: RefusalNameTaken, Err: fmt.Errorf("already exists: the name %q is taken", name)}
+	}
+	c.takenNames = append(c.takenNames, name)
+	n := len(f.members) + 1
+	m := &fakeMember{Member: Member{Learner: fmt.Sprintf("learner-%d", n), Name: name, Class: c.name}, class: c}
+	f.members[m.Learner] = m
+	rejoin := fmt.Sprintf("RJ%03d-SECRET", n)
+	f.rejoins[rejoin] = m.Learner
+	out := m.Member
+	out.RejoinCode = rejoin
+	return &out, nil
+}
+
+func (f *fakeApp) Rejoin(_ context.Context, client, code string) (*Member, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, "rejoin")
+	if f.wrong[client] >= fakeWrongCodes {
+		return nil, &Refusal{Reason: RefusalTooMany, Retry: 6 * time.Second, Err: fmt.Errorf("too many wrong codes: try again in 6s")}
+	}
+	learner, ok := f.rejoins[strings.ToUpper(strings.TrimSpace(code))]
+	if !ok {
+		f.wrong[client]++
+		return nil, &Refusal{Reason: RefusalBadCode, Err: fmt.Errorf("unknown code: check the code and try again")}
+	}
+	m := f.members[learner].Member
+	return &m, nil
+}
+
+// member returns learner's class membership, nil for a learner in none.
+func (f *fakeApp) member(learner string) *fakeMember {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.members[learner]
 }
 
 func (f *fakeApp) record(s string) {
@@ -34,13 +116,38 @@ func (f *fakeApp) record(s string) {
 	f.mu.Unlock()
 }
 
+// Catalogue lists failover, rbac and quota; a class member gets their
+// class's labs, in the class's order, with their own sessions' states.
 func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry, error) {
 	title := "Failover: lose the primary"
 	if lang == "ko" {
 		title = "페일오버: 프라이머리 잃기"
 	}
-	return []LabEntry{{ID: "failover", Title: title, Summary: "Delete the primary.", Duration: 15 * time.Minute,
-		State: "completed", Session: "alice-1", Score: 5, Total: 5, Recoveries: []time.Duration{1500 * time.Millisecond}}}, nil
+	all := []LabEntry{{ID: "failover", Title: title, Summary: "Delete the primary.", Duration: 15 * time.Minute,
+		State: "completed", Session: "alice-1", Score: 5, Total: 5, Recoveries: []time.Duration{1500 * time.Millisecond}},
+		{ID: "rbac", Title: "RBAC: the operator loses a verb", Summary: "Find the missing permission.", Duration: 10 * time.Minute},
+		{ID: "quota", Title: "Quota: no room for a replica", Summary: "Find what blocks the pods.", Duration: 10 * time.Minute}}
+	m := f.member(learner)
+	if m == nil {
+		return all, nil
+	}
+	mine, _ := f.Sessions(context.Background(), learner)
+	var out []LabEntry
+	for _, id := range m.class.labs {
+		for _, e := range all {
+			if e.ID != id {
+				continue
+			}
+			entry := LabEntry{ID: e.ID, Title: e.Title, Summary: e.Summary, Duration: e.Duration}
+			for _, s := range mine {
+				if s.Lab == id {
+					entry.State, entry.Session, entry.Exercise = s.State, s.ID, 1
+				}
+			}
+			out = append(out, entry)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeApp) Lab(_ context.Context, id, lang string) (*LabView, error) {
@@ -82,12 +189,22 @@ func (f *fakeApp) Status(_ context.Context, id string) (any, error) {
 
 func (f *fakeApp) Start(_ context.Context, learner, lab, lang string, progress func(Update)) (any, error) {
 	f.record("start " + lab)
-	if lab != "failover" {
+	if !slices.Contains([]string{"failover", "rbac", "quota"}, lab) {
 		return nil, fmt.Errorf("lab %q: %w", lab, ErrNotFound)
+	}
+	id := "alice-2"
+	if m := f.member(learner); m != nil {
+		switch {
+		case m.class.closed:
+			return nil, &Refusal{Reason: RefusalClosed, Err: fmt.Errorf("class %s: the class is closed", m.class.name)}
+		case !slices.Contains(m.class.labs, lab):
+			return nil, &Refusal{Reason: RefusalNotInClass, Err: fmt.Errorf("lab %q: lab is not part of the class %s", lab, m.class.name)}
+		}
+		id = learner + "-" + lab
 	}
 	progress(Update{Kind: "step", Message: "create cluster", Data: map[string]any{"phase": "cluster", "index": 0, "message": "create cluster"}})
 	progress(Update{Kind: "step", Message: "create cluster", Data: map[string]any{"phase": "cluster", "index": 0, "message": "create cluster", "done": true}})
-	ref := &SessionRef{ID: "alice-2", Learner: learner, Lab: lab, State: "ready"}
+	ref := &SessionRef{ID: id, Learner: learner, Lab: lab, State: "ready"}
 	f.mu.Lock()
 	f.sessions[ref.ID] = ref
 	f.mu.Unlock()

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -61,8 +64,28 @@ func (s *Server) render(c *gin.Context, code int, name string, data any) {
 	}
 }
 
+// refusalStatus is the HTTP status of each reason of a Refusal.
+var refusalStatus = map[string]int{
+	RefusalBadCode:    http.StatusBadRequest,
+	RefusalBadName:    http.StatusBadRequest,
+	RefusalTooMany:    http.StatusTooManyRequests,
+	RefusalNameTaken:  http.StatusConflict,
+	RefusalFull:       http.StatusConflict,
+	RefusalClosed:     http.StatusForbidden,
+	RefusalNotOpen:    http.StatusForbidden,
+	RefusalEnded:      http.StatusForbidden,
+	RefusalNotInClass: http.StatusForbidden,
+}
+
 // status maps an Application error to an HTTP status.
 func status(err error) int {
+	var r *Refusal
+	if errors.As(err, &r) {
+		if code, ok := refusalStatus[r.Reason]; ok {
+			return code
+		}
+		return http.StatusForbidden
+	}
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound
@@ -78,11 +101,31 @@ func status(err error) int {
 	return http.StatusInternalServerError
 }
 
+// message is err as the learner reads it: a refusal in lang, from the
+// catalogue; any other error as it is.
+func (s *Server) message(lang string, err error) string {
+	var r *Refusal
+	if errors.As(err, &r) {
+		if _, ok := refusalStatus[r.Reason]; ok {
+			return strings.ReplaceAll(s.cat.text(lang, "refusal."+r.Reason), "{wait}", duration(r.Retry))
+		}
+	}
+	return err.Error()
+}
+
+// retryAfter tells the client when a refusal for too many attempts ends.
+func retryAfter(c *gin.Context, err error) {
+	var r *Refusal
+	if errors.As(err, &r) && r.Retry > 0 {
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(r.Retry.Seconds()))))
+	}
+}
+
 // fail renders err as a page; an unexpected error is logged and shown
 // without its detail.
 func (s *Server) fail(c *gin.Context, err error) {
 	code := status(err)
-	msg := err.Error()
+	msg := s.message(pageLang(c.Request), err)
 	if code == http.StatusInternalServerError {
 		s.log.Error("request failed", "path", c.Request.URL.Path, "err", err)
 		msg = ""
@@ -93,9 +136,15 @@ func (s *Server) fail(c *gin.Context, err error) {
 // failJSON is fail for the API.
 func (s *Server) failJSON(c *gin.Context, err error) {
 	code := status(err)
-	msg := err.Error()
+	msg := s.message(pageLang(c.Request), err)
 	if code == http.StatusInternalServerError {
 		s.log.Error("request failed", "path", c.Request.URL.Path, "err", err)
+	}
+	retryAfter(c, err)
+	var r *Refusal
+	if errors.As(err, &r) {
+		c.AbortWithStatusJSON(code, gin.H{"error": msg, "reason": r.Reason})
+		return
 	}
 	c.AbortWithStatusJSON(code, gin.H{"error": msg})
 }

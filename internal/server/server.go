@@ -126,6 +126,10 @@ func (s *Server) routes() error {
 	}
 	e.StaticFS("/static", http.FS(static))
 	e.GET("/login", s.login)
+	// Joining a class needs no sign-in: it is how a learner gets one.
+	e.GET("/join", s.joinPage)
+	e.POST("/join", s.join)
+	e.POST("/rejoin", s.rejoin)
 
 	a := e.Group("/", s.authenticate, csrf)
 	a.GET("/", s.cataloguePage)

@@ -32,11 +32,22 @@ func newTestServer(t *testing.T) *testServer {
 
 func newTestServerIn(t *testing.T, data string) *testServer {
 	t.Helper()
+	return newTestServerWith(t, data, nil)
+}
+
+// newTestServerWith is newTestServerIn with edit, when not nil, changing
+// the server's Config first.
+func newTestServerWith(t *testing.T, data string, edit func(*Config)) *testServer {
+	t.Helper()
 	app := newFakeApp()
 	ts := httptest.NewUnstartedServer(nil)
 	m := metrics.New(metrics.Options{})
-	s, err := New(Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: data,
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m})
+	cfg := Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: data,
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m}
+	if edit != nil {
+		edit(&cfg)
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,5 +101,11 @@ func (m *Manager) claimOne(ctx context.Context, id string, o StartOptions, progr
 		}
 		return nil, fmt.Errorf("claim warm session %s: %w", id, err)
 	}
+	if o.Created != nil {
+		// The session is the learner's now, whatever its hook says.
+		if err := o.Created(ctx, id); err != nil {
+			return nil, fmt.Errorf("session %s: %w", id, err)
+		}
+	}
 	return m.status(ctx, s)
 }

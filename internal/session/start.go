@@ -27,6 +27,11 @@ type StartOptions struct {
 	// Pool names the warm pool a ready session is taken from, when it has
 	// one (see Prepare); the default pool is "".
 	Pool string
+	// Created, when set, hears the session's id as soon as it is recorded
+	// and before its cluster is made (a class links the session to
+	// itself, so a start killed midway still counts in the class). An
+	// error fails the start.
+	Created func(ctx context.Context, id string) error
 }
 
 // Start creates a session for o.Lab: it checks that the provider can run
@@ -94,6 +99,11 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 		return nil, err
 	}
 	progress.report(first, nil)
+	if o.Created != nil {
+		if err := o.Created(ctx, id); err != nil {
+			return m.fail(ctx, s, err, progress)
+		}
+	}
 	if err := m.provision(ctx, s, progress); err != nil {
 		return m.fail(ctx, s, err, progress)
 	}

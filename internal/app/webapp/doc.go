@@ -6,6 +6,11 @@
 //   - sessions.go: the catalogue, lab pages and the session's actions on
 //     App.Sessions and App.Course, with the layer's errors marked with the
 //     server's kinds (errors.go);
+//   - classes.go: joining and rejoining a class on App.Classes; the
+//     class's refusals (a wrong code, a closed or full class, a lab not
+//     in the class …) become server.Refusals, which the page says in the
+//     learner's language. The catalogue and Start go through App's class
+//     policy (internal/app/learners.go);
 //   - console.go: a console.Runner on the bin directory's kubectl, run
 //     with the session's own kubeconfig;
 //   - streams.go: one stream.Hub for the server, keyed "log/<session>"

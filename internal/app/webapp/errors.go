@@ -19,6 +19,8 @@ func webErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case refusal(err) != nil:
+		return refusal(err)
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, store.ErrNotFound), errors.Is(err, session.ErrUnknownLab):
 		return classified{err, server.ErrNotFound}
 	case errors.Is(err, session.ErrOutOfOrder), errors.Is(err, session.ErrEnded), errors.Is(err, session.ErrNotReady),

@@ -21,9 +21,10 @@ func webLang(l string) locale.Lang {
 	return locale.En
 }
 
-// Catalogue lists the labs with where the learner stands in each.
+// Catalogue lists the labs the learner may run (a class member's class's
+// labs) with where the learner stands in each.
 func (w *Web) Catalogue(ctx context.Context, learner, l string) ([]server.LabEntry, error) {
-	labs, err := w.a.Sessions.Catalogue(ctx, learner, webLang(l))
+	labs, err := w.a.Catalogue(ctx, learner, webLang(l))
 	if err != nil {
 		return nil, webErr(err)
 	}
@@ -139,8 +140,11 @@ func (w *Web) Status(ctx context.Context, id string) (any, error) {
 
 func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server.Update)) (any, error) {
 	began := time.Now()
-	v, err := w.a.Sessions.Start(ctx, session.StartOptions{Learner: learner, Lab: labID, Lang: l}, progress(p))
+	v, err := w.a.Start(ctx, session.StartOptions{Learner: learner, Lab: labID, Lang: l}, progress(p))
 	switch {
+	case refusal(err) != nil:
+		// The learner's class said no: nothing was started.
+		w.metrics.Refused(metrics.RefusedForbidden)
 	case errors.Is(err, session.ErrUnsupported):
 		w.metrics.Refused(metrics.RefusedUnsupported)
 	case errors.Is(err, session.ErrUnknownLab), errors.Is(err, session.ErrActive):
