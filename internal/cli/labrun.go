@@ -47,7 +47,7 @@ func newLabListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			labs, err := a.Sessions.Catalogue(cmd.Context(), offlineLearner, lg)
+			labs, err := a.Catalogue(cmd.Context(), offlineLearner, lg)
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ oplab lab stop.`,
 				progress = sessionPrinter(out, s)
 			}
 			start := time.Now()
-			st, err := m.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
+			st, err := a.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
 			if err != nil {
 				return friendly(err)
 			}

@@ -30,7 +30,10 @@ type site struct {
 
 // newSite starts a site; the test's end stops every session it started
 // (and so their clusters), then the server.
-func newSite(t testing.TB) *site {
+func newSite(t testing.TB) *site { return newSiteWith(t, ServerConfig{}) }
+
+// newSiteWith starts a site whose server has c's warm pool and expiry.
+func newSiteWith(t testing.TB, c ServerConfig) *site {
 	t.Helper()
 	ctx := context.Background()
 	s := &site{bin: clustertest.BinDir(t), data: t.TempDir()}
@@ -40,8 +43,8 @@ func newSite(t testing.TB) *site {
 	}
 	s.app = a
 	ts := httptest.NewUnstartedServer(nil)
-	srv, closeServer, err := NewServer(ctx, a, ServerConfig{BinDir: s.bin, DataDir: s.data, Web: web.FS,
-		Hosts: server.Hosts(ts.Listener.Addr().String())})
+	c.BinDir, c.DataDir, c.Web, c.Hosts = s.bin, s.data, web.FS, server.Hosts(ts.Listener.Addr().String())
+	srv, closeServer, err := NewServer(ctx, a, c)
 	if err != nil {
 		a.Close()
 		t.Fatal(err)
@@ -50,23 +53,24 @@ func newSite(t testing.TB) *site {
 	ts.Config.Handler = srv
 	ts.Start()
 	t.Cleanup(func() {
-		s.stopSessions(t)
 		ts.Close()
-		if err := closeServer(); err != nil {
+		if err := closeServer(); err != nil { // and its warm pool's keeper
 			t.Errorf("close the server: %v", err)
 		}
+		s.stopSessions(t, "")
 		a.Close()
 	})
 	return s
 }
 
-// stopSessions stops every session of the local learner, which deletes
-// its cluster; a completed session keeps its cluster until then.
-func (s *site) stopSessions(t testing.TB) {
+// stopSessions stops every session of learner (of every learner, the warm
+// pool's too, when ""), which deletes their clusters; a completed session
+// keeps its cluster until then.
+func (s *site) stopSessions(t testing.TB, learner string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	list, err := s.app.Sessions.Sessions(ctx, app.LocalLearner)
+	list, err := s.app.Sessions.Sessions(ctx, learner)
 	if err != nil {
 		t.Errorf("list sessions: %v", err)
 		return
