@@ -17,7 +17,7 @@ import (
 // over 200 requests per iteration. Run it with -benchtime 1x -count N.
 func BenchmarkLabPage(b *testing.B) {
 	ctx := context.Background()
-	a, err := app.Open(ctx, app.Config{DataDir: b.TempDir()})
+	a, err := app.Open(ctx, app.Config{DataDir: b.TempDir(), BinDir: b.TempDir()})
 	if err != nil {
 		b.Fatal(err)
 	}
