@@ -109,12 +109,27 @@ func (a *scriptedApp) Hint(_ context.Context, id string) (any, error) {
 // subscriber's resume point, then sends new ones.
 type fakeStreams struct {
 	mu     sync.Mutex
+	epoch  string
 	frames map[string][]Frame
 	subs   map[string][]chan Frame
 }
 
 func newFakeStreams() *fakeStreams {
-	return &fakeStreams{frames: map[string][]Frame{}, subs: map[string][]chan Frame{}}
+	return &fakeStreams{epoch: "e1", frames: map[string][]Frame{}, subs: map[string][]chan Frame{}}
+}
+
+// restart is a server's restart as the streams show it: every connection
+// drops, and the streams come back as a new epoch whose frames start over.
+func (f *fakeStreams) restart() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.epoch += "'"
+	for _, subs := range f.subs {
+		for _, ch := range subs {
+			close(ch)
+		}
+	}
+	f.subs = map[string][]chan Frame{}
 }
 
 func (f *fakeStreams) publish(stream string, data any) {
@@ -162,11 +177,11 @@ func (f *fakeStreams) cluster(primary string, pods []string) {
 
 func (f *fakeStreams) Subscribe(ctx context.Context, session, stream, epoch string, after uint64) (<-chan Frame, error) {
 	ch := make(chan Frame, 64)
-	ch <- Frame{Type: "hello", Epoch: "e1"}
-	if epoch != "e1" {
+	f.mu.Lock()
+	ch <- Frame{Type: "hello", Epoch: f.epoch}
+	if epoch != f.epoch {
 		after = 0
 	}
-	f.mu.Lock()
 	for _, fr := range f.frames[stream] {
 		if fr.Seq > after {
 			ch <- fr
@@ -181,7 +196,10 @@ func (f *fakeStreams) Subscribe(ctx context.Context, session, stream, epoch stri
 			select {
 			case <-ctx.Done():
 				return
-			case fr := <-ch:
+			case fr, ok := <-ch:
+				if !ok {
+					return // dropped
+				}
 				select {
 				case out <- fr:
 				case <-ctx.Done():

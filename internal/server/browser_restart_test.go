@@ -1,0 +1,46 @@
+package server
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"oplab.dev/oplab/web"
+)
+
+// TestBrowserLogAfterServerRestart: when the server restarts, the page's
+// live log reconnects by itself and, the stream having started over,
+// shows each line once rather than twice; lines after the restart arrive.
+func TestBrowserLogAfterServerRestart(t *testing.T) {
+	app := newScriptedApp()
+	app.sessions = map[string]*SessionRef{"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "ready"}}
+	app.streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready")
+	app.streams.log("info", "PostgresCluster/default/prod-db", "in sync, nothing to do")
+	ts := httptest.NewUnstartedServer(nil)
+	s, err := New(Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS, DataDir: t.TempDir(),
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	ctx := browser(t, nil)
+	sh := newShots(t, "log-restart")
+	count := `document.querySelectorAll('#log li').length`
+	sh.step(t, ctx, "the log shows its lines",
+		chromedp.Navigate(s.SignInURL(ts.URL)),
+		chromedp.Navigate(ts.URL+"/labs/failover"),
+		chromedp.Poll[chromedp.Void](count+` === 2`))
+	app.streams.restart()
+	time.Sleep(time.Second) // the page notices the drop and reconnects
+	app.streams.log("info", "PostgresCluster/default/prod-db", "after the restart")
+	sh.step(t, ctx, "after the restart, each line once",
+		textContains("#log", "after the restart"),
+		sh.take("log-after-restart"))
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](count)); err != nil || n != 3 {
+		t.Errorf("log lines after the restart: got %d (%v), want 3: the two before, once, and the new one", n, err)
+	}
+}
