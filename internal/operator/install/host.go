@@ -136,6 +136,15 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	}
 	args = setFlag(args, "--health-probe-bind-address", health)
 	args = setFlag(args, "--metrics-bind-address", metrics)
+	// With OPLAB_PPROF=1 (as for the cluster's own processes, see the
+	// embedded provider) the operator serves its profiles too, on a port
+	// of loopback that the log names.
+	if os.Getenv("OPLAB_PPROF") == "1" {
+		if addr := freeAddr(); addr != "" {
+			args = setFlag(args, "--pprof-bind-address", addr)
+			in.log.Info("operator serves profiles", "url", "http://"+addr+"/debug/pprof/")
+		}
+	}
 
 	if err := in.applyClusterLogs(ctx, logPath, previous); err != nil {
 		return nil, err
