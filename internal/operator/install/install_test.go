@@ -88,6 +88,19 @@ func TestInstallHostProcess(t *testing.T) {
 		}
 	})
 
+	// The lone host process elects no leader (no Lease renewed every 2 s
+	// while the session idles); the chart still grants the leader election
+	// Role, as in a real cluster.
+	t.Run("no leader election", func(t *testing.T) {
+		_, err := c.Client.CoordinationV1().Leases(Namespace).Get(ctx, "pg-operator.databases.example.com", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("get the operator's leader election lease: got %v, want not found", err)
+		}
+		if _, err := c.Client.RbacV1().Roles(Namespace).Get(ctx, "pg-operator-leader-election", metav1.GetOptions{}); err != nil {
+			t.Errorf("leader election role: got %v, want it installed", err)
+		}
+	})
+
 	t.Run("rbac applies to the operator", func(t *testing.T) {
 		kc, err := os.ReadFile(res.Host.Kubeconfig)
 		if err != nil {
