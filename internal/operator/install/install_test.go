@@ -228,11 +228,13 @@ func TestInstallHostProcess(t *testing.T) {
 		if _, err := c.Client.RbacV1().Roles(Namespace).Get(ctx, "pg-operator-leader-election", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("leader-election role after upgrade without leader election: error %v, want NotFound", err)
 		}
-		// The process was restarted with the new arguments; the old run's
-		// log was kept as the previous one.
-		waitLog(ctx, t, res2.Host.LogPath, "--leader-elect=false")
-		if b, err := os.ReadFile(res2.Host.PreviousLogPath); err != nil || !strings.Contains(string(b), "--leader-elect=true") {
-			t.Errorf("previous log: %v, want the first run's log", err)
+		// The process was restarted; the old run's log was kept as the
+		// previous one. The host process never elects a leader, whatever the
+		// chart says, so the runs are told apart by their metrics address,
+		// a free port picked at each start.
+		waitLog(ctx, t, res2.Host.LogPath, "--metrics-bind-address="+res2.Host.MetricsAddr)
+		if b, err := os.ReadFile(res2.Host.PreviousLogPath); err != nil || !strings.Contains(string(b), "--metrics-bind-address="+res.Host.MetricsAddr) {
+			t.Errorf("previous log: %v, want the first run's log (metrics on %s)", err, res.Host.MetricsAddr)
 		}
 		if probe(res.Host.HealthAddr) {
 			t.Errorf("the first run still answers on %s after the upgrade", res.Host.HealthAddr)
