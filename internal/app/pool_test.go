@@ -26,7 +26,12 @@ func TestWarmPool(t *testing.T) {
 	t.Cleanup(func() { stopAll(t, a) }) // first: cleanups run last in, first out
 	reported := make(chan int, 16)
 	k := a.KeepWarm(PoolOptions{Sizes: map[string]int{"failover": 1}, Every: 100 * time.Millisecond,
-		Report: func(lab string, ready int) { reported <- ready }})
+		Report: func(lab string, ready int) {
+			select {
+			case reported <- ready:
+			default: // enough heard: the keeper must never wait on a report
+			}
+		}})
 	k.Start(ctx)
 	defer k.Stop()
 
