@@ -93,6 +93,10 @@ func status(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrInvalid):
 		return http.StatusBadRequest
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, ErrBadCredentials):
+		return http.StatusUnauthorized
 	}
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {
