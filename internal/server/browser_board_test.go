@@ -60,8 +60,8 @@ func TestBrowserInstructorBoard(t *testing.T) {
 	}, Update{Kind: "recovered", Exercise: "delete-primary", Message: "recovered"})
 	sh.step(t, ctx, "the row changes live",
 		textContains(`#grid-body tr[data-session="bob-1"] .state`, "completed"),
-		textContains(`#grid-body tr[data-session="bob-1"] td.passed`, "1"),
-		textContains(`#grid-body tr[data-session="bob-1"]`, "5/5"),
+		textContains(`#grid-body tr[data-session="bob-1"] td.passed-count`, "1"),
+		textContains(`#grid-body tr[data-session="bob-1"] td.ok`, "5/5"),
 		chromedp.Poll[chromedp.Void](`window.notReloaded === true`),
 		sh.take("changed"))
 	sh.step(t, ctx, "the member's session, read-only",

@@ -21,8 +21,8 @@ const cell = (c) => {
   const parts = [];
   if (c.total > 0) parts.push(el('span', { class: 'score' }, `${c.score}/${c.total}`));
   if (c.recoveryNs > 0) parts.push(' ', el('span', { class: 'ttr', title: t('board.ttr') }, duration(c.recoveryNs / 1e6)));
-  if (c.hints > 0) parts.push(' ', el('span', { class: 'hints', title: t('board.hints') }, `💡${c.hints}`));
-  const cls = [c.passed ? 'passed' : (c.total > 0 ? 'failing' : ''), c.current ? 'current' : ''].filter(Boolean).join(' ');
+  if (c.hints > 0) parts.push(' ', el('span', { class: 'hints' }, t('board.hintsn', { n: c.hints })));
+  const cls = [c.passed ? 'ok' : (c.total > 0 ? 'failing' : ''), c.current ? 'current' : ''].filter(Boolean).join(' ');
   return el('td', { class: cls }, ...(parts.length ? parts : ['–']));
 };
 
@@ -33,7 +33,7 @@ const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.sessi
   el('td', { class: 'state' }, r.state ? t(`state.${r.state}`) : t('board.notstarted')),
   el('td', { class: 'exercise' }, r.exercise || '–'),
   ...r.cells.map(cell),
-  el('td', { class: 'passed' }, String(r.passed)),
+  el('td', { class: 'passed-count' }, String(r.passed)),
   el('td', {}, String(r.hints)),
   el('td', {}, r.quizTotal > 0 ? `${r.quizScore}/${r.quizTotal}` : '–'),
   el('td', { class: 'activity' }, ago(r.lastActivity)),
