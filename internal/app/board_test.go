@@ -21,7 +21,7 @@ type classroom struct {
 	classID      string
 }
 
-func newClassroom(t *testing.T) *classroom {
+func newClassroom(t testing.TB) *classroom {
 	t.Helper()
 	ctx := t.Context()
 	a, err := Open(ctx, Config{DataDir: t.TempDir(), BinDir: t.TempDir()})
@@ -56,7 +56,7 @@ func newClassroom(t *testing.T) *classroom {
 // seed records a session of the class as the session package would have:
 // its record (with the working state data), its link to the class, its
 // events and results.
-func (cr *classroom) seed(t *testing.T, s *store.Session, data any, evs []*store.Event, rs ...*store.Result) {
+func (cr *classroom) seed(t testing.TB, s *store.Session, data any, evs []*store.Event, rs ...*store.Result) {
 	t.Helper()
 	ctx := t.Context()
 	b, _ := json.Marshal(data)

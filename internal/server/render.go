@@ -22,7 +22,10 @@ type page struct {
 	Path string
 	// Strings are the scripts' strings in Lang, as JSON.
 	Strings template.JS
-	Data    any
+	// Instructor is set for a signed-in instructor: the navigation leads
+	// to their classes.
+	Instructor bool
+	Data       any
 }
 
 func funcs(cat catalogue) template.FuncMap {
@@ -55,6 +58,7 @@ func (s *Server) render(c *gin.Context, code int, name string, data any) {
 	p := page{Lang: lang, Path: c.Request.URL.Path, Strings: template.JS(strs), Data: data}
 	if id, ok := c.Get(ctxIdentity); ok {
 		p.CSRF = id.(identity).CSRF
+		p.Instructor = id.(identity).Role == roleInstructor
 	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Header("Cache-Control", "no-store")
