@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -163,3 +164,30 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		t.Errorf("export: got %d %q %q, want the CSV", code, h.Get("Content-Type"), body)
 	}
 }
+
+// TestInstructorWatchesAMembersStreams: the class's instructor receives
+// the member's operator log on the learner's own stream route, named
+// through the class; another instructor is refused.
+func TestInstructorWatchesAMembersStreams(t *testing.T) {
+	streams := newFakeStreams()
+	streams.log("info", "PostgresCluster/prod-db", "reconciled")
+	ts := newTestServerWith(t, t.TempDir(), func(c *Config) { c.Streams = streams })
+	ada, _ := ts.instructorSignIn(t, "ada", "ada-password")
+	bob, _ := ts.instructorSignIn(t, "bob", "bob-password")
+	if _, code := dialWSAs(t, ts, bob, "/api/sessions/bob-1/streams/log?class=morning", ts.URL); code != http.StatusNotFound {
+		t.Errorf("bob on ada's member's log: got %d, want 404", code)
+	}
+	conn, code := dialWSAs(t, ts, ada, "/api/sessions/bob-1/streams/log?class=morning", ts.URL)
+	if code != http.StatusSwitchingProtocols {
+		t.Fatalf("ada on her member's log: got %d, want 101", code)
+	}
+	var hello, line Frame
+	if err := conn.ReadJSON(&hello); err != nil || hello.Type != "hello" {
+		t.Fatalf("first frame: got %+v, %v; want hello", hello, err)
+	}
+	if err := conn.ReadJSON(&line); err != nil || !strings.Contains(fmtAny(line.Data), "reconciled") {
+		t.Errorf("second frame: got %+v, %v; want the log line", line, err)
+	}
+}
+
+func fmtAny(v any) string { b, _ := json.Marshal(v); return string(b) }
