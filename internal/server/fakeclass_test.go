@@ -44,8 +44,14 @@ func (f *fakeApp) roomLocked() *fakeRoom {
 
 func (f *fakeApp) SignInInstructor(_ context.Context, client, name, password string) (*Instructor, error) {
 	f.record("instructor sign-in " + name)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.wrong[client] >= fakeWrongCodes {
+		return nil, &Refusal{Reason: RefusalTooMany, Retry: 6 * time.Second, Err: fmt.Errorf("too many wrong codes: try again in 6s")}
+	}
 	p, ok := fakePasswords[name]
 	if !ok || p.password != password {
+		f.wrong[client]++
 		return nil, fmt.Errorf("instructor: %w", ErrBadCredentials)
 	}
 	return &Instructor{Name: name, Admin: p.admin}, nil

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -38,8 +39,12 @@ func (s *Server) instructorLogin(c *gin.Context) {
 		case http.StatusInternalServerError:
 			s.log.Error("instructor sign-in failed", "err", err)
 			v.Error = s.cat.text(lang, "error.title")
-		default:
+		case http.StatusTooManyRequests:
 			retryAfter(c, err)
+			var r *Refusal
+			errors.As(err, &r)
+			v.Error = strings.ReplaceAll(s.cat.text(lang, "instructor.login.toomany"), "{wait}", duration(r.Retry))
+		default:
 			v.Error = s.message(lang, err)
 		}
 		v.Token = s.joinToken(c)

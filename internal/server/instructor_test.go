@@ -59,6 +59,15 @@ func TestInstructorSignIn(t *testing.T) {
 	if code, _ := form(anon, "ada", "ada-password", false); code != http.StatusForbidden {
 		t.Errorf("no form token: got %d, want 403", code)
 	}
+	for range fakeWrongCodes - 1 {
+		form(anon, "ada", "wrong", true)
+	}
+	if code, body := form(anon, "ada", "ada-password", true); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many wrong passwords from here. Try again in 6.0s") {
+		t.Errorf("after %d wrong passwords: got %d, want 429 saying when to retry", fakeWrongCodes, code)
+	}
+	ts.app.mu.Lock()
+	clear(ts.app.wrong)
+	ts.app.mu.Unlock()
 	if code, _, _ := do(t, anon, "GET", ts.URL+"/instructor", "", nil); code != http.StatusUnauthorized {
 		t.Errorf("dashboard before sign-in: got %d, want 401", code)
 	}
