@@ -48,6 +48,7 @@ func TestBrowserInstructorBoard(t *testing.T) {
 		chromedp.WaitVisible(`#grid-body tr[data-session="bob-1"]`),
 		textContains(`#grid-body tr[data-session="bob-1"] .state`, "in the exercise"),
 		textContains(`#board-live`, "live"),
+		textContains(`#grid-body tr[data-session="bob-1"] td.current .fault`, "fault live 2m"),
 		sh.take("board"))
 	// The app reports the member's recovery: the row's cell shows it
 	// passed, with no reload of the page.
@@ -62,7 +63,7 @@ func TestBrowserInstructorBoard(t *testing.T) {
 		textContains(`#grid-body tr[data-session="bob-1"] .state`, "completed"),
 		textContains(`#grid-body tr[data-session="bob-1"] td.passed-count`, "1"),
 		textContains(`#grid-body tr[data-session="bob-1"] td.ok`, "5/5"),
-		chromedp.Poll[chromedp.Void](`window.notReloaded === true`),
+		chromedp.Poll[chromedp.Void](`window.notReloaded === true && !document.querySelector('#grid-body .fault')`),
 		sh.take("changed"))
 	sh.step(t, ctx, "the member's session, read-only",
 		chromedp.Click(`#grid-body tr[data-session="bob-1"] th a`),

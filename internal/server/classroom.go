@@ -80,12 +80,15 @@ type BoardColumn struct {
 
 // BoardRow is one member: their latest session and their outcomes.
 type BoardRow struct {
-	Learner      string      `json:"learner"`
-	Name         string      `json:"name"`
-	Session      string      `json:"session,omitempty"`
-	Lab          string      `json:"lab,omitempty"`
-	State        string      `json:"state,omitempty"`
-	Exercise     string      `json:"exercise,omitempty"`
+	Learner  string `json:"learner"`
+	Name     string `json:"name"`
+	Session  string `json:"session,omitempty"`
+	Lab      string `json:"lab,omitempty"`
+	State    string `json:"state,omitempty"`
+	Exercise string `json:"exercise,omitempty"`
+	// FaultSince is when the current exercise's fault took effect, while
+	// it is not recovered.
+	FaultSince   time.Time   `json:"faultSince,omitzero"`
 	Cells        []BoardCell `json:"cells"`
 	Passed       int         `json:"passed"`
 	Hints        int         `json:"hints"`

@@ -17,8 +17,11 @@ const ago = (iso) => {
   return t('board.ago', { d: duration(Date.now() - new Date(iso).getTime()) });
 };
 
-const cell = (c) => {
+const cell = (c, r) => {
   const parts = [];
+  if (c.current && r.faultSince) {
+    parts.push(el('span', { class: 'fault' }, t('board.faultfor', { d: duration(Date.now() - new Date(r.faultSince).getTime()) })), ' ');
+  }
   if (c.total > 0) parts.push(el('span', { class: 'score' }, `${c.score}/${c.total}`));
   if (c.recoveryNs > 0) parts.push(' ', el('span', { class: 'ttr', title: t('board.ttr') }, duration(c.recoveryNs / 1e6)));
   if (c.hints > 0) parts.push(' ', el('span', { class: 'hints' }, t('board.hintsn', { n: c.hints })));
@@ -32,7 +35,7 @@ const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.sessi
     : r.name),
   el('td', { class: 'state' }, r.state ? t(`state.${r.state}`) : t('board.notstarted')),
   el('td', { class: 'exercise' }, r.exercise || '–'),
-  ...r.cells.map(cell),
+  ...r.cells.map((c) => cell(c, r)),
   el('td', { class: 'passed-count' }, String(r.passed)),
   el('td', {}, String(r.hints)),
   el('td', {}, r.quizTotal > 0 ? `${r.quizScore}/${r.quizTotal}` : '–'),

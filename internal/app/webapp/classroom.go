@@ -71,7 +71,7 @@ func (w *Web) Board(ctx context.Context, in server.Instructor, name, l string) (
 		out.Columns = append(out.Columns, server.BoardColumn{Lab: c.Lab, Exercise: c.Exercise, Title: c.Title, TimeLimit: c.TimeLimit})
 	}
 	for _, r := range b.Rows {
-		row := server.BoardRow{Learner: r.Learner, Name: r.Name, Session: r.Session, Lab: r.Lab, State: r.State, Exercise: r.Exercise,
+		row := server.BoardRow{Learner: r.Learner, Name: r.Name, Session: r.Session, Lab: r.Lab, State: r.State, Exercise: r.Exercise, FaultSince: r.T0,
 			Passed: r.Passed, Hints: r.Hints, QuizScore: r.QuizScore, QuizTotal: r.QuizTotal, LastActivity: r.LastActivity, Stuck: r.Stuck}
 		for _, c := range r.Cells {
 			row.Cells = append(row.Cells, server.BoardCell{Score: c.Score, Total: c.Total, Passed: c.Passed, Recovery: c.Recovery,
