@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -200,3 +201,37 @@ func TestInstructorWatchesAMembersStreams(t *testing.T) {
 }
 
 func fmtAny(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// TestInstructorPagesInBothLanguages renders the instructor's pages in
+// each language and looks for a missing key and the language's words.
+func TestInstructorPagesInBothLanguages(t *testing.T) {
+	ts := newTestServer(t)
+	ada, _ := ts.instructorSignIn(t, "ada", "ada-password")
+	jar, _ := cookiejar.New(nil)
+	anon := &http.Client{Jar: jar}
+	want := map[string]string{"en": "Your classes", "ko": "내 수업"}
+	login := map[string]string{"en": "Instructor sign-in", "ko": "강사 로그인"}
+	for _, l := range langs {
+		for _, tc := range []struct {
+			c    *http.Client
+			path string
+			want string
+		}{
+			{anon, "/instructor/login", login[l]},
+			{ada, "/instructor", want[l]},
+			{ada, "/instructor/classes/morning", want[l]},
+			{ada, "/instructor/classes/morning/sessions/bob-1", want[l]},
+		} {
+			code, body, _ := do(t, tc.c, "GET", ts.URL+tc.path, "", map[string]string{"Accept-Language": l})
+			if code != http.StatusOK {
+				t.Errorf("%s GET %s: got %d, want 200", l, tc.path, code)
+			}
+			if m := regexp.MustCompile(`\[[a-z]+\.[a-z.]+\]`).FindString(body); m != "" {
+				t.Errorf("%s GET %s: shows missing key %s", l, tc.path, m)
+			}
+			if !strings.Contains(body, tc.want) {
+				t.Errorf("%s GET %s: no %q", l, tc.path, tc.want)
+			}
+		}
+	}
+}
