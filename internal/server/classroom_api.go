@@ -94,7 +94,8 @@ func (s *Server) apiExport(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%s.csv", strconv.Quote(name)))
+	// Class names are letters, digits, '.', '_' and '-': safe in the header.
+	c.Header("Content-Disposition", fmt.Sprintf("attachment; filename=%q", name+".csv"))
 	c.Data(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
 }
 

@@ -170,8 +170,9 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		}
 	}
 	code, body, h := do(t, ada, "GET", ts.URL+"/api/classes/morning/export.csv", "", nil)
-	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") || !strings.HasPrefix(body, "learner,") {
-		t.Errorf("export: got %d %q %q, want the CSV", code, h.Get("Content-Type"), body)
+	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") || !strings.HasPrefix(body, "learner,") ||
+		h.Get("Content-Disposition") != `attachment; filename="morning.csv"` {
+		t.Errorf("export: got %d %q %q %q, want the CSV as morning.csv", code, h.Get("Content-Type"), h.Get("Content-Disposition"), body)
 	}
 }
 
