@@ -65,7 +65,7 @@ func (s *Service) AddInstructor(ctx context.Context, name, password string, admi
 func (s *Service) Verify(ctx context.Context, client, name, password string) (*Instructor, error) {
 	now := s.now()
 	if d := s.badPasswords.wait(client, now); d > 0 {
-		return nil, fmt.Errorf("%w: try again in %s", ErrTooManyAttempts, d)
+		return nil, &WaitError{Wait: d}
 	}
 	in, ok, err := s.verify(ctx, name, password)
 	if err != nil {

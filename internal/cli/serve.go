@@ -58,7 +58,7 @@ commands act on, so oplab lab check works on them too.`,
 			}
 			defer closeServer()
 			base := "http://" + signInHost(bound, hosts)
-			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\n", base, s.SignInURL(base))
+			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\nInstructors sign in at %s/instructor/login (add one with: oplab instructor add NAME)\n", base, s.SignInURL(base), base)
 			return server.ListenAndServe(ctx, ln, s)
 		},
 	}

@@ -38,6 +38,12 @@ func TestServeSignInAndCatalogue(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	base := m[1][:strings.Index(m[1], "/login")]
+	if hint := "Instructors sign in at " + base + "/instructor/login"; !strings.Contains(out.String(), hint) {
+		t.Errorf("serve's output has no %q:\n%s", hint, out.String())
+	}
+	if resp, err := http.Get(base + "/instructor/login"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /instructor/login: got %v %v, want 200", resp, err)
+	}
 	if resp, err := http.Get(base + "/"); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("GET / before signing in: got %v %v, want 401", resp.StatusCode, err)
 	}

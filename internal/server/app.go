@@ -48,6 +48,9 @@ type Application interface {
 	Join(ctx context.Context, client, code, name string) (*Member, error)
 	// Rejoin lets a member back in with their personal rejoin code.
 	Rejoin(ctx context.Context, client, code string) (*Member, error)
+
+	// Classroom is the instructor's side.
+	Classroom
 }
 
 // Member is a learner of a class, who signs in as Learner.

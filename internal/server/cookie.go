@@ -57,11 +57,22 @@ func loadKey(dir string) ([]byte, error) {
 // token that state-changing requests must repeat in a header.
 type identity struct {
 	Learner string `json:"l"`
-	// Role is "learner" today; instructors will sign in with their own.
-	Role    string `json:"r"`
-	CSRF    string `json:"c"`
-	Expires int64  `json:"e"`
+	// Role is roleLearner or roleInstructor. An instructor's Learner is
+	// instructorPrefix and their name, which no learner has, so the
+	// learner's pages show them nothing of anyone's.
+	Role string `json:"r"`
+	// Instructor and Admin are the signed-in instructor's.
+	Instructor string `json:"i,omitempty"`
+	Admin      bool   `json:"a,omitempty"`
+	CSRF       string `json:"c"`
+	Expires    int64  `json:"e"`
 }
+
+const (
+	roleLearner      = "learner"
+	roleInstructor   = "instructor"
+	instructorPrefix = "instructor:"
+)
 
 // signer signs and verifies cookie values: base64(payload).base64(mac),
 // the mac taken over the cookie's name and the payload so a value cannot

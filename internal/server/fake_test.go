@@ -26,6 +26,8 @@ type fakeApp struct {
 	members map[string]*fakeMember
 	rejoins map[string]string
 	wrong   map[string]int
+	// room is the instructor's side (fakeclass_test.go).
+	room fakeRoom
 }
 
 type fakeClass struct {

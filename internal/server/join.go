@@ -125,8 +125,13 @@ func (s *Server) joinFormOK(c *gin.Context) bool {
 // signInAs gives the caller a session cookie as learner, and makes the
 // identity the request's, so the page rendered next has its CSRF token.
 func (s *Server) signInAs(c *gin.Context, learner string) error {
-	id := identity{Learner: learner, Role: "learner", CSRF: randomToken(24),
-		Expires: time.Now().Add(s.cfg.SessionTTL).Unix()}
+	return s.signIn(c, identity{Learner: learner, Role: roleLearner})
+}
+
+// signIn gives the caller a session cookie for id, with a fresh CSRF
+// token and expiry.
+func (s *Server) signIn(c *gin.Context, id identity) error {
+	id.CSRF, id.Expires = randomToken(24), time.Now().Add(s.cfg.SessionTTL).Unix()
 	v, err := s.signer.encode(sessionCookie, id)
 	if err != nil {
 		return err

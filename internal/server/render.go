@@ -22,7 +22,10 @@ type page struct {
 	Path string
 	// Strings are the scripts' strings in Lang, as JSON.
 	Strings template.JS
-	Data    any
+	// Instructor is set for a signed-in instructor: the navigation leads
+	// to their classes.
+	Instructor bool
+	Data       any
 }
 
 func funcs(cat catalogue) template.FuncMap {
@@ -55,6 +58,7 @@ func (s *Server) render(c *gin.Context, code int, name string, data any) {
 	p := page{Lang: lang, Path: c.Request.URL.Path, Strings: template.JS(strs), Data: data}
 	if id, ok := c.Get(ctxIdentity); ok {
 		p.CSRF = id.(identity).CSRF
+		p.Instructor = id.(identity).Role == roleInstructor
 	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Header("Cache-Control", "no-store")
@@ -93,6 +97,10 @@ func status(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, ErrInvalid):
 		return http.StatusBadRequest
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, ErrBadCredentials):
+		return http.StatusUnauthorized
 	}
 	var mb *http.MaxBytesError
 	if errors.As(err, &mb) {

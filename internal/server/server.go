@@ -130,6 +130,9 @@ func (s *Server) routes() error {
 	e.GET("/join", s.joinPage)
 	e.POST("/join", s.join)
 	e.POST("/rejoin", s.rejoin)
+	// An instructor signs in with a name and password.
+	e.GET("/instructor/login", s.instructorLoginPage)
+	e.POST("/instructor/login", s.instructorLogin)
 
 	a := e.Group("/", s.authenticate, csrf)
 	a.GET("/", s.cataloguePage)
@@ -139,6 +142,7 @@ func (s *Server) routes() error {
 	a.POST("/lang", s.setLang)
 	a.POST("/logout", s.logout)
 	s.apiRoutes(a.Group("/api"))
+	s.instructorRoutes(a)
 	s.engine = e
 	return nil
 }

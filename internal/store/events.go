@@ -56,6 +56,16 @@ func (s *SQLite) EventsAfter(ctx context.Context, after int64, limit int) ([]Eve
 	return evs, nil
 }
 
+// LastEventSeq returns the seq of the newest event of any session, 0 when
+// there is none: where a watcher that wants only what comes next starts.
+func (s *SQLite) LastEventSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read last event: %w", err)
+	}
+	return seq, nil
+}
+
 func (s *SQLite) queryEvents(ctx context.Context, q string, args ...any) ([]Event, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -190,6 +190,9 @@ func TestEventsAndResults(t *testing.T) {
 	if one, _ := s.EventsAfter(ctx, 0, 1); len(one) != 1 || one[0].Seq != evs[0].Seq {
 		t.Errorf("events after 0, limit 1: got %+v, want the first", one)
 	}
+	if last, err := s.LastEventSeq(ctx); err != nil || last != across[1].Seq {
+		t.Errorf("last event seq: got %d, %v; want %d (b's state)", last, err, across[1].Seq)
+	}
 
 	if err := s.DeleteSession(ctx, "a"); err != nil {
 		t.Fatal(err)

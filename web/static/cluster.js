@@ -3,11 +3,13 @@
 
 import { el, live, t } from './api.js';
 
-export function clusterPanel(sessionID, onEdit) {
+// Without onEdit (an instructor's read-only view) objects have no edit
+// button; query is added to the stream's address.
+export function clusterPanel(sessionID, onEdit, query = '') {
   const root = document.getElementById('cluster');
   const status = document.getElementById('cluster-status');
 
-  const editButton = (kind, name) => el('button', {
+  const editButton = (kind, name) => onEdit && el('button', {
     type: 'button', class: 'edit', 'data-kind': kind, 'data-name': name,
     'aria-label': t('cluster.editof', { name }),
   }, t('cluster.edit'));
@@ -55,7 +57,7 @@ export function clusterPanel(sessionID, onEdit) {
     root.replaceChildren(...parts);
   };
 
-  const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/cluster`,
+  const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/cluster${query}`,
     (f) => { if (f.type !== 'gap' && f.data) render(f.data); },
     (s) => { status.textContent = s === 'closed' ? t('cluster.reconnecting') : ''; });
   return { close() { conn.close(); } };

@@ -6,7 +6,9 @@ import { el, live, t } from './api.js';
 const MAX_LINES = 3000;
 const TROUBLE = /forbidden|exceeded quota/i;
 
-export function logPanel(sessionID) {
+// query, when set, is added to the stream's address (an instructor's
+// view names the class: ?class=NAME).
+export function logPanel(sessionID, query = '') {
   const list = document.getElementById('log');
   const follow = document.getElementById('log-follow');
   const filter = document.getElementById('log-filter');
@@ -61,7 +63,7 @@ export function logPanel(sessionID) {
     else { unseen++; status.textContent = t('log.unseen', { n: unseen }); }
   };
 
-  const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/log`, add,
+  const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/log${query}`, add,
     (s) => { if (s === 'closed') status.textContent = t('log.reconnecting'); else if (!unseen) status.textContent = ''; },
     () => { list.replaceChildren(); unseen = 0; });
   return {

@@ -1,0 +1,196 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
+)
+
+// IdleAfter is how long a live session may show no activity before the
+// board calls its learner stuck.
+const IdleAfter = 10 * time.Minute
+
+// Reasons a learner is stuck.
+const (
+	// StuckFault: the exercise's fault has been in effect longer than the
+	// exercise's time limit without a recovery.
+	StuckFault = "fault"
+	// StuckIdle: a live session with no event for IdleAfter.
+	StuckIdle = "idle"
+)
+
+// Board is a class as its instructor watches it: a row per member, a
+// column per exercise of the class's labs.
+type Board struct {
+	Class   class.Class `json:"class"`
+	Columns []Column    `json:"columns"`
+	Rows    []BoardRow  `json:"rows"`
+	At      time.Time   `json:"at"`
+}
+
+// Column is one exercise of one of the class's labs.
+type Column struct {
+	Lab       string        `json:"lab"`
+	Exercise  string        `json:"exercise"`
+	Title     string        `json:"title"`
+	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+}
+
+// BoardRow is one member: their latest session of the class and their
+// outcome on each exercise.
+type BoardRow struct {
+	Learner string `json:"learner"`
+	Name    string `json:"name"`
+	// Session is the member's latest session in the class ("" before
+	// their first start), with its lab, state and current exercise.
+	Session  string `json:"session,omitempty"`
+	Lab      string `json:"lab,omitempty"`
+	State    string `json:"state,omitempty"`
+	Exercise string `json:"exercise,omitempty"`
+	// T0 is when the current exercise's fault took effect, while it is
+	// not recovered.
+	T0    time.Time `json:"t0,omitzero"`
+	Cells []Cell    `json:"cells"`
+	// Passed counts the exercises passed; Hints all hints seen.
+	Passed int `json:"passed"`
+	Hints  int `json:"hints"`
+	// QuizScore of QuizTotal sums the best quiz of each lab taken.
+	QuizScore    int       `json:"quizScore"`
+	QuizTotal    int       `json:"quizTotal"`
+	LastActivity time.Time `json:"lastActivity,omitzero"`
+	// Stuck is why the learner looks stuck (StuckFault, StuckIdle), or "".
+	Stuck string `json:"stuck,omitempty"`
+}
+
+// Cell is a member's outcome on one exercise (see class.Row).
+type Cell struct {
+	Score    int           `json:"score"`
+	Total    int           `json:"total"`
+	Passed   bool          `json:"passed"`
+	Recovery time.Duration `json:"recoveryNs,omitempty"`
+	Hints    int           `json:"hints"`
+	// Current marks the exercise the member's live session is on.
+	Current bool `json:"current,omitempty"`
+}
+
+// Board returns the board of the class name, which a manages.
+func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang locale.Lang) (*Board, error) {
+	c, err := a.Classes.Get(ctx, actor, name)
+	if err != nil {
+		return nil, err
+	}
+	members, err := a.Classes.Members(ctx, actor, name)
+	if err != nil {
+		return nil, err
+	}
+	results, err := a.Classes.Results(ctx, actor, name)
+	if err != nil {
+		return nil, err
+	}
+	sessions, err := a.store.ClassSessions(ctx, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	b := &Board{Class: *c, At: time.Now()}
+	col := map[string]int{}
+	for _, id := range c.Labs {
+		l, err := a.Course.Lab(id)
+		if err != nil {
+			return nil, fmt.Errorf("class %q: %w", name, err)
+		}
+		for _, ex := range l.Exercises {
+			col[id+"/"+ex.ID] = len(b.Columns)
+			b.Columns = append(b.Columns, Column{Lab: id, Exercise: ex.ID, Title: ex.Title.In(lang), TimeLimit: ex.TimeLimit.Duration})
+		}
+	}
+	latest := map[string]store.Session{} // sessions come oldest first
+	for _, s := range sessions {
+		latest[s.Learner] = s
+	}
+	rows := map[string]*BoardRow{}
+	for _, m := range members {
+		r := &BoardRow{Learner: m.Learner, Name: m.Name, Cells: make([]Cell, len(b.Columns))}
+		if s, ok := latest[m.Learner]; ok {
+			if err := a.fillLive(ctx, r, s); err != nil {
+				return nil, fmt.Errorf("class %q: %w", name, err)
+			}
+		}
+		rows[m.Learner] = r
+	}
+	quizzes := map[string]bool{}
+	for _, res := range results {
+		r, i := rows[res.Learner], col[res.Lab+"/"+res.Exercise]
+		if r == nil {
+			continue
+		}
+		r.Cells[i] = Cell{Score: res.Score, Total: res.Total, Passed: res.Passed, Recovery: res.Recovery, Hints: res.Hints,
+			Current: r.Lab == res.Lab && r.Exercise == res.Exercise && live(r.State)}
+		r.Hints += res.Hints
+		if res.Passed {
+			r.Passed++
+		}
+		if k := res.Learner + "/" + res.Lab; res.QuizTotal > 0 && !quizzes[k] {
+			quizzes[k] = true
+			r.QuizScore += res.QuizScore
+			r.QuizTotal += res.QuizTotal
+		}
+	}
+	for _, m := range members {
+		r := rows[m.Learner]
+		r.Stuck = stuck(r, b.Columns, col, b.At)
+		b.Rows = append(b.Rows, *r)
+	}
+	return b, nil
+}
+
+// fillLive fills a row from the member's latest session: where it stands
+// and when it last did anything.
+func (a *App) fillLive(ctx context.Context, r *BoardRow, s store.Session) error {
+	st, err := a.Sessions.Status(ctx, s.ID)
+	if err != nil {
+		return err
+	}
+	r.Session, r.Lab, r.State, r.Exercise = st.ID, st.Lab, string(st.State), st.ExerciseID
+	if at := st.Attempt; at != nil && !at.T0.IsZero() && at.T1.IsZero() {
+		r.T0 = at.T0
+	}
+	r.LastActivity = st.Updated
+	evs, err := a.store.Events(ctx, s.ID, 0)
+	if err != nil {
+		return err
+	}
+	if n := len(evs); n > 0 && evs[n-1].At.After(r.LastActivity) {
+		r.LastActivity = evs[n-1].At
+	}
+	return nil
+}
+
+func live(state string) bool {
+	switch session.State(state) {
+	case session.Provisioning, session.Ready, session.InExercise:
+		return true
+	}
+	return false
+}
+
+// stuck says why r's learner looks stuck at now: a fault live past its
+// exercise's time limit, or a live session idle for IdleAfter.
+func stuck(r *BoardRow, cols []Column, col map[string]int, now time.Time) string {
+	if !live(r.State) {
+		return ""
+	}
+	if i, ok := col[r.Lab+"/"+r.Exercise]; ok && !r.T0.IsZero() {
+		if lim := cols[i].TimeLimit; lim > 0 && now.Sub(r.T0) > lim {
+			return StuckFault
+		}
+	}
+	if !r.LastActivity.IsZero() && now.Sub(r.LastActivity) > IdleAfter {
+		return StuckIdle
+	}
+	return ""
+}

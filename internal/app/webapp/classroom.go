@@ -1,0 +1,146 @@
+package webapp
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/server"
+)
+
+// classEventsEvery is how often a board's events are polled from the
+// store.
+const classEventsEvery = time.Second
+
+func actor(in server.Instructor) class.Actor { return class.Actor{Name: in.Name, Admin: in.Admin} }
+
+// classErr marks the class service's errors with the server's kinds.
+func classErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, class.ErrBadCredentials):
+		return classified{err, server.ErrBadCredentials}
+	case errors.Is(err, class.ErrForbidden):
+		return classified{err, server.ErrForbidden}
+	case errors.Is(err, class.ErrNotFound):
+		return classified{err, server.ErrNotFound}
+	case errors.Is(err, class.ErrInvalid):
+		return classified{err, server.ErrInvalid}
+	}
+	return webErr(err)
+}
+
+// SignInInstructor checks an instructor's name and password.
+func (w *Web) SignInInstructor(ctx context.Context, client, name, password string) (*server.Instructor, error) {
+	in, err := w.a.Classes.Verify(ctx, client, name, password)
+	if err != nil {
+		return nil, classErr(err)
+	}
+	return &server.Instructor{Name: in.Name, Admin: in.Admin}, nil
+}
+
+// Classes lists the classes the instructor runs.
+func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.ClassEntry, error) {
+	cs, err := w.a.Classes.List(ctx, actor(in))
+	if err != nil {
+		return nil, classErr(err)
+	}
+	out := make([]server.ClassEntry, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, classEntry(c))
+	}
+	return out, nil
+}
+
+func classEntry(c class.Class) server.ClassEntry {
+	return server.ClassEntry{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
+		Owner: c.Owner, State: c.State}
+}
+
+// Board is the class's board (see app.App.Board).
+func (w *Web) Board(ctx context.Context, in server.Instructor, name, l string) (*server.Board, error) {
+	b, err := w.a.Board(ctx, actor(in), name, webLang(l))
+	if err != nil {
+		return nil, classErr(err)
+	}
+	out := &server.Board{Class: classEntry(b.Class), At: b.At}
+	for _, c := range b.Columns {
+		out.Columns = append(out.Columns, server.BoardColumn{Lab: c.Lab, Exercise: c.Exercise, Title: c.Title, TimeLimit: c.TimeLimit})
+	}
+	for _, r := range b.Rows {
+		row := server.BoardRow{Learner: r.Learner, Name: r.Name, Session: r.Session, Lab: r.Lab, State: r.State, Exercise: r.Exercise, FaultSince: r.T0,
+			Passed: r.Passed, Hints: r.Hints, QuizScore: r.QuizScore, QuizTotal: r.QuizTotal, LastActivity: r.LastActivity, Stuck: r.Stuck}
+		for _, c := range r.Cells {
+			row.Cells = append(row.Cells, server.BoardCell{Score: c.Score, Total: c.Total, Passed: c.Passed, Recovery: c.Recovery,
+				Hints: c.Hints, Current: c.Current})
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out, nil
+}
+
+// ClassEvents sends the events of the class's sessions as the store
+// records them.
+func (w *Web) ClassEvents(ctx context.Context, in server.Instructor, name string) (<-chan server.Update, error) {
+	evs, err := w.a.WatchClass(ctx, actor(in), name, classEventsEvery)
+	if err != nil {
+		return nil, classErr(err)
+	}
+	out := make(chan server.Update)
+	go func() {
+		defer close(out)
+		for ev := range evs {
+			u := server.Update{Seq: ev.Seq, Session: ev.Session, Kind: ev.Kind, Exercise: ev.Exercise, Message: ev.Message, Time: ev.At}
+			select {
+			case out <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+// ClassSession returns a session of the class.
+func (w *Web) ClassSession(ctx context.Context, in server.Instructor, name, id string) (*server.SessionRef, error) {
+	st, err := w.a.ClassSession(ctx, actor(in), name, id)
+	if err != nil {
+		return nil, classErr(err)
+	}
+	r := ref(st.ID, st.Learner, st.Lab, st.State, st.Exercise, st.Created)
+	return &r, nil
+}
+
+// ResetLearner resets the current exercise of a session of the class.
+func (w *Web) ResetLearner(ctx context.Context, in server.Instructor, name, id string, p func(server.Update)) (any, error) {
+	st, err := w.a.ResetLearner(ctx, actor(in), name, id, progress(p))
+	if err != nil {
+		return nil, classErr(err)
+	}
+	return st, nil
+}
+
+// EndLearner ends a session of the class (app.EndedByInstructor).
+func (w *Web) EndLearner(ctx context.Context, in server.Instructor, name, id string, p func(server.Update)) (any, error) {
+	st, err := w.a.EndLearner(ctx, actor(in), name, id, progress(p))
+	if err != nil {
+		return nil, classErr(err)
+	}
+	return st, nil
+}
+
+// CloseClass closes the class.
+func (w *Web) CloseClass(ctx context.Context, in server.Instructor, name string) error {
+	_, err := w.a.Classes.Close(ctx, actor(in), name)
+	return classErr(err)
+}
+
+// Export writes the class's results as CSV.
+func (w *Web) Export(ctx context.Context, in server.Instructor, name string, out io.Writer) error {
+	return classErr(w.a.Classes.Export(ctx, actor(in), name, out))
+}
+
+var _ server.Classroom = (*Web)(nil)

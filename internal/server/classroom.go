@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Classroom is what the instructor's pages need of the application layer.
+// Every method acts as an instructor, who sees and acts on the classes
+// they run (an admin: every class); another's class is ErrForbidden, a
+// session outside the class ErrNotFound.
+type Classroom interface {
+	// SignInInstructor checks an instructor's name and password; client
+	// is the caller's address (wrong passwords are limited per client).
+	// A wrong name or password is ErrBadCredentials; too many a
+	// *Refusal with RefusalTooMany.
+	SignInInstructor(ctx context.Context, client, name, password string) (*Instructor, error)
+	// Classes lists the classes the instructor runs, newest first.
+	Classes(ctx context.Context, in Instructor) ([]ClassEntry, error)
+	// Board is a class as its instructor watches it, texts in lang.
+	Board(ctx context.Context, in Instructor, class, lang string) (*Board, error)
+	// ClassEvents sends the events of the class's sessions from now on,
+	// until ctx ends.
+	ClassEvents(ctx context.Context, in Instructor, class string) (<-chan Update, error)
+	// ClassSession returns a session of the class.
+	ClassSession(ctx context.Context, in Instructor, class, session string) (*SessionRef, error)
+	// ResetLearner resets the current exercise of a session of the
+	// class; EndLearner stops it, saying the instructor ended it.
+	ResetLearner(ctx context.Context, in Instructor, class, session string, progress func(Update)) (any, error)
+	EndLearner(ctx context.Context, in Instructor, class, session string, progress func(Update)) (any, error)
+	// CloseClass closes a class to every learner.
+	CloseClass(ctx context.Context, in Instructor, class string) error
+	// Export writes the class's results as CSV.
+	Export(ctx context.Context, in Instructor, class string, w io.Writer) error
+}
+
+// Instructor is a signed-in instructor.
+type Instructor struct {
+	Name  string `json:"name"`
+	Admin bool   `json:"admin"`
+}
+
+var (
+	// ErrForbidden: the instructor may not see or act on that (403).
+	ErrForbidden = errors.New("not allowed")
+	// ErrBadCredentials: a wrong instructor name or password (401).
+	ErrBadCredentials = errors.New("wrong name or password")
+)
+
+// ClassEntry is a class in the instructor's list.
+type ClassEntry struct {
+	Name     string   `json:"name"`
+	Labs     []string `json:"labs"`
+	JoinCode string   `json:"joinCode"`
+	Members  int      `json:"members"`
+	Capacity int      `json:"capacity"`
+	Owner    string   `json:"owner"`
+	// State is open, scheduled, ended, closed or full.
+	State string `json:"state"`
+}
+
+// Board is a class as its instructor watches it: a row per member, a
+// column per exercise of the class's labs.
+type Board struct {
+	Class   ClassEntry    `json:"class"`
+	Columns []BoardColumn `json:"columns"`
+	Rows    []BoardRow    `json:"rows"`
+	At      time.Time     `json:"at"`
+}
+
+// BoardColumn is one exercise of one of the class's labs.
+type BoardColumn struct {
+	Lab       string        `json:"lab"`
+	Exercise  string        `json:"exercise"`
+	Title     string        `json:"title"`
+	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+}
+
+// BoardRow is one member: their latest session and their outcomes.
+type BoardRow struct {
+	Learner  string `json:"learner"`
+	Name     string `json:"name"`
+	Session  string `json:"session,omitempty"`
+	Lab      string `json:"lab,omitempty"`
+	State    string `json:"state,omitempty"`
+	Exercise string `json:"exercise,omitempty"`
+	// FaultSince is when the current exercise's fault took effect, while
+	// it is not recovered.
+	FaultSince   time.Time   `json:"faultSince,omitzero"`
+	Cells        []BoardCell `json:"cells"`
+	Passed       int         `json:"passed"`
+	Hints        int         `json:"hints"`
+	QuizScore    int         `json:"quizScore"`
+	QuizTotal    int         `json:"quizTotal"`
+	LastActivity time.Time   `json:"lastActivity,omitzero"`
+	// Stuck is "fault" (the fault outlived the exercise's time limit),
+	// "idle" (no activity for ten minutes) or "".
+	Stuck string `json:"stuck,omitempty"`
+}
+
+// BoardCell is a member's outcome on one exercise.
+type BoardCell struct {
+	Score    int           `json:"score"`
+	Total    int           `json:"total"`
+	Passed   bool          `json:"passed"`
+	Recovery time.Duration `json:"recoveryNs,omitempty"`
+	Hints    int           `json:"hints"`
+	Current  bool          `json:"current,omitempty"`
+}

@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// fakeRoom is the instructor's side of fakeApp: ada runs the class
+// "morning" (whose member bob runs session bob-1), bob runs "evening",
+// and root is an admin.
+type fakeRoom struct {
+	// owners of classes by name; closed classes.
+	owners map[string]string
+	closed map[string]bool
+	// subs hear the events of a class's sessions.
+	subs map[string][]chan Update
+	// cell is bob's outcome on the one exercise.
+	cell BoardCell
+}
+
+var fakePasswords = map[string]struct {
+	password string
+	admin    bool
+}{
+	"ada":  {"ada-password", false},
+	"bob":  {"bob-password", false},
+	"root": {"root-password", true},
+}
+
+// fakeClassSessions are the sessions that run in each class.
+var fakeClassSessions = map[string][]string{"morning": {"bob-1"}}
+
+func (f *fakeApp) roomLocked() *fakeRoom {
+	if f.room.owners == nil {
+		f.room.owners = map[string]string{"morning": "ada", "evening": "bob"}
+		f.room.closed = map[string]bool{}
+		f.room.subs = map[string][]chan Update{}
+	}
+	return &f.room
+}
+
+func (f *fakeApp) SignInInstructor(_ context.Context, client, name, password string) (*Instructor, error) {
+	f.record("instructor sign-in " + name)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.wrong[client] >= fakeWrongCodes {
+		return nil, &Refusal{Reason: RefusalTooMany, Retry: 6 * time.Second, Err: fmt.Errorf("too many wrong codes: try again in 6s")}
+	}
+	p, ok := fakePasswords[name]
+	if !ok || p.password != password {
+		f.wrong[client]++
+		return nil, fmt.Errorf("instructor: %w", ErrBadCredentials)
+	}
+	return &Instructor{Name: name, Admin: p.admin}, nil
+}
+
+// managed checks that in runs class name.
+func (f *fakeApp) managed(in Instructor, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	owner, ok := f.roomLocked().owners[name]
+	switch {
+	case !ok:
+		return fmt.Errorf("class %q: %w", name, ErrNotFound)
+	case !in.Admin && owner != in.Name:
+		return fmt.Errorf("class %q is run by another instructor: %w", name, ErrForbidden)
+	}
+	return nil
+}
+
+func (f *fakeApp) Classes(_ context.Context, in Instructor) ([]ClassEntry, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ClassEntry
+	for _, name := range []string{"morning", "evening"} {
+		owner := f.roomLocked().owners[name]
+		if in.Admin || owner == in.Name {
+			state := "open"
+			if f.room.closed[name] {
+				state = "closed"
+			}
+			out = append(out, ClassEntry{Name: name, Labs: []string{"failover"}, JoinCode: "ABCD-EFGH", Members: len(fakeClassSessions[name]),
+				Owner: owner, State: state})
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeApp) Board(ctx context.Context, in Instructor, name, _ string) (*Board, error) {
+	if err := f.managed(in, name); err != nil {
+		return nil, err
+	}
+	cs, _ := f.Classes(ctx, Instructor{Admin: true})
+	b := &Board{At: time.Now(), Columns: []BoardColumn{{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: 5 * time.Minute}}}
+	for _, c := range cs {
+		if c.Name == name {
+			b.Class = c
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, id := range fakeClassSessions[name] {
+		s := f.sessions[id]
+		r := BoardRow{Learner: s.Learner, Name: "Bob", Session: s.ID, Lab: s.Lab, State: s.State, Exercise: "delete-primary",
+			Cells: []BoardCell{f.room.cell}, Hints: f.room.cell.Hints, LastActivity: time.Now().Add(-time.Minute)}
+		if f.room.cell.Passed {
+			r.Passed = 1
+		}
+		if s.State == "in-exercise" {
+			r.FaultSince, r.Cells[0].Current = time.Now().Add(-2*time.Minute), true
+		}
+		b.Rows = append(b.Rows, r)
+	}
+	return b, nil
+}
+
+func (f *fakeApp) ClassEvents(ctx context.Context, in Instructor, name string) (<-chan Update, error) {
+	if err := f.managed(in, name); err != nil {
+		return nil, err
+	}
+	ch := make(chan Update, 16)
+	f.mu.Lock()
+	f.room.subs[name] = append(f.room.subs[name], ch)
+	f.mu.Unlock()
+	out := make(chan Update)
+	go func() {
+		defer close(out)
+		defer func() {
+			f.mu.Lock()
+			f.room.subs[name] = slices.DeleteFunc(f.room.subs[name], func(c chan Update) bool { return c == ch })
+			f.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case u := <-ch:
+				select {
+				case out <- u:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}
+
+// classEvent changes session id as change says and tells the watchers of
+// class name.
+func (f *fakeApp) classEvent(name, id string, change func(s *SessionRef, cell *BoardCell), u Update) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f.sessions[id], &f.roomLocked().cell)
+	u.Session = id
+	for _, ch := range f.room.subs[name] {
+		ch <- u
+	}
+}
+
+func (f *fakeApp) ClassSession(ctx context.Context, in Instructor, name, id string) (*SessionRef, error) {
+	if err := f.managed(in, name); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(fakeClassSessions[name], id) {
+		return nil, fmt.Errorf("class %q has no session %q: %w", name, id, ErrNotFound)
+	}
+	return f.Session(ctx, id)
+}
+
+func (f *fakeApp) ResetLearner(ctx context.Context, in Instructor, name, id string, _ func(Update)) (any, error) {
+	if _, err := f.ClassSession(ctx, in, name, id); err != nil {
+		return nil, err
+	}
+	f.record("instructor reset " + id)
+	return map[string]any{"id": id}, nil
+}
+
+func (f *fakeApp) EndLearner(ctx context.Context, in Instructor, name, id string, _ func(Update)) (any, error) {
+	if _, err := f.ClassSession(ctx, in, name, id); err != nil {
+		return nil, err
+	}
+	f.record("instructor end " + id)
+	return map[string]any{"id": id}, nil
+}
+
+func (f *fakeApp) CloseClass(_ context.Context, in Instructor, name string) error {
+	if err := f.managed(in, name); err != nil {
+		return err
+	}
+	f.record("close " + name)
+	f.mu.Lock()
+	f.room.closed[name] = true
+	f.mu.Unlock()
+	return nil
+}
+
+func (f *fakeApp) Export(_ context.Context, in Instructor, name string, w io.Writer) error {
+	if err := f.managed(in, name); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "learner,display_name\nbob,Bob\n")
+	return err
+}

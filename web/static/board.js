@@ -1,0 +1,96 @@
+// The instructor's board: a row per member, a column per exercise, drawn
+// from the board's JSON and fetched again whenever one of the class's
+// sessions records an event.
+
+import { call, duration, el, live, t } from './api.js';
+
+const main = document.getElementById('board');
+const name = main.dataset.class;
+const base = `/api/classes/${encodeURIComponent(name)}`;
+const head = document.getElementById('grid-head');
+const body = document.getElementById('grid-body');
+const note = document.getElementById('board-note');
+const liveNote = document.getElementById('board-live');
+
+const ago = (iso) => {
+  if (!iso) return '–';
+  return t('board.ago', { d: duration(Date.now() - new Date(iso).getTime()) });
+};
+
+const cell = (c, r) => {
+  const parts = [];
+  if (c.current && r.faultSince) {
+    parts.push(el('span', { class: 'fault' }, t('board.faultfor', { d: duration(Date.now() - new Date(r.faultSince).getTime()) })), ' ');
+  }
+  if (c.total > 0) parts.push(el('span', { class: 'score' }, `${c.score}/${c.total}`));
+  if (c.recoveryNs > 0) parts.push(' ', el('span', { class: 'ttr', title: t('board.ttr') }, duration(c.recoveryNs / 1e6)));
+  if (c.hints > 0) parts.push(' ', el('span', { class: 'hints' }, t('board.hintsn', { n: c.hints })));
+  const cls = [c.passed ? 'ok' : (c.total > 0 ? 'failing' : ''), c.current ? 'current' : ''].filter(Boolean).join(' ');
+  return el('td', { class: cls }, ...(parts.length ? parts : ['–']));
+};
+
+const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.session || '', class: r.stuck ? 'stuck' : '' },
+  el('th', { scope: 'row' }, r.session
+    ? el('a', { href: `/instructor/classes/${encodeURIComponent(name)}/sessions/${encodeURIComponent(r.session)}` }, r.name)
+    : r.name),
+  el('td', { class: 'state' }, r.state ? t(`state.${r.state}`) : t('board.notstarted')),
+  el('td', { class: 'exercise' }, r.exercise || '–'),
+  ...r.cells.map((c) => cell(c, r)),
+  el('td', { class: 'passed-count' }, String(r.passed)),
+  el('td', {}, String(r.hints)),
+  el('td', {}, r.quizTotal > 0 ? `${r.quizScore}/${r.quizTotal}` : '–'),
+  el('td', { class: 'activity' }, ago(r.lastActivity)),
+  el('td', { class: 'stuck' }, r.stuck ? t(`board.stuck.${r.stuck}`) : ''),
+  el('td', { class: 'actions' }, r.session && ['provisioning', 'ready', 'in-exercise'].includes(r.state) ? [
+    el('button', { type: 'button', 'data-act': 'reset', 'data-session': r.session }, t('board.reset')), ' ',
+    el('button', { type: 'button', class: 'danger', 'data-act': 'end', 'data-session': r.session }, t('board.end')),
+  ].reduce((f, n) => { f.append(n); return f; }, document.createDocumentFragment()) : ''));
+
+const render = (b) => {
+  head.replaceChildren(
+    el('th', {}, t('board.learner')), el('th', {}, t('board.state')), el('th', {}, t('board.exercise')),
+    ...b.columns.map((c) => el('th', { title: c.lab }, c.title || c.exercise)),
+    el('th', {}, t('board.passed')), el('th', {}, t('board.hints')), el('th', {}, t('board.quiz')),
+    el('th', {}, t('board.activity')), el('th', {}, t('board.stuck')), el('th', {}, ''));
+  body.replaceChildren(...b.rows.map(row));
+  if (!b.rows.length) body.append(el('tr', {}, el('td', { colspan: b.columns.length + 9 }, t('board.nomembers'))));
+};
+
+let fetching = null;
+let again = false;
+const refresh = async () => {
+  if (fetching) { again = true; return; }
+  fetching = call('GET', `${base}/board`).then(render).catch((e) => { note.textContent = e.message; });
+  await fetching;
+  fetching = null;
+  if (again) { again = false; refresh(); }
+};
+
+body.addEventListener('click', async (e) => {
+  const b = e.target.closest('button[data-act]');
+  if (!b) return;
+  if (b.dataset.act === 'end' && !window.confirm(t('board.confirmend'))) return;
+  b.disabled = true;
+  note.textContent = t('board.working');
+  try {
+    await call('POST', `${base}/sessions/${encodeURIComponent(b.dataset.session)}/${b.dataset.act}`);
+    note.textContent = t('board.done');
+  } catch (err) { note.textContent = err.message; }
+  refresh();
+});
+
+document.getElementById('close-class').addEventListener('click', async (e) => {
+  if (!window.confirm(t('board.confirmclose'))) return;
+  e.target.disabled = true;
+  try {
+    await call('POST', `${base}/close`);
+    document.getElementById('class-state').textContent = t('board.closed');
+  } catch (err) { note.textContent = err.message; e.target.disabled = false; }
+});
+
+render(JSON.parse(document.getElementById('board-data').textContent));
+live(`${base}/events`, () => refresh(), (s) => {
+  liveNote.textContent = s === 'open' ? t('board.live') : t('board.reconnecting');
+  if (s === 'open') refresh(); // what happened while it was away
+});
+setInterval(refresh, 30000); // "last activity" and "stuck" move with the clock
