@@ -56,6 +56,7 @@ func (a *App) Start(ctx context.Context, o session.StartOptions, progress sessio
 	if err != nil {
 		return nil, err
 	}
+	o.TimeLimit = adm.TimeLimit
 	created := o.Created
 	o.Created = func(ctx context.Context, id string) error {
 		if err := a.Classes.Link(ctx, id, adm); err != nil {

@@ -10,7 +10,8 @@ import (
 	"oplab.dev/oplab/internal/store"
 )
 
-// ExpireOptions say when a live session has lasted long enough.
+// ExpireOptions say when a live session has lasted long enough; a
+// session's own limit (StartOptions.TimeLimit) applies too.
 type ExpireOptions struct {
 	// Idle: no activity (a step, a check, a hint, a console command, ...)
 	// for longer than this ends the session; zero never does.
@@ -23,9 +24,6 @@ type ExpireOptions struct {
 // which deletes their clusters and keeps their results, and returns their
 // ids. A session being worked on right now is left for the next call.
 func (m *Manager) Expire(ctx context.Context, o ExpireOptions) ([]string, error) {
-	if o.Idle <= 0 && o.Max <= 0 {
-		return nil, nil
-	}
 	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise)}})
 	if err != nil {
 		return nil, err
@@ -69,8 +67,12 @@ func (m *Manager) expiry(ctx context.Context, rec store.Session, o ExpireOptions
 	if json.Unmarshal(rec.Data, &wk) == nil && wk.Claimed.After(began) {
 		began = wk.Claimed
 	}
-	if o.Max > 0 && time.Since(began) > o.Max {
-		return fmt.Sprintf("the session reached its limit of %s", o.Max), nil
+	limit := o.Max
+	if wk.TimeLimit > 0 && (limit <= 0 || wk.TimeLimit < limit) {
+		limit = wk.TimeLimit // its class's, when shorter
+	}
+	if limit > 0 && time.Since(began) > limit {
+		return fmt.Sprintf("the session reached its limit of %s", limit), nil
 	}
 	if o.Idle <= 0 {
 		return "", nil

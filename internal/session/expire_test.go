@@ -1,6 +1,7 @@
 package session
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -32,6 +33,17 @@ func TestExpire(t *testing.T) {
 	seedAt("busy", long, time.Now())
 	seedAt("typing", long, long)
 	seedAt("old", time.Now().Add(-9*time.Hour), time.Now())
+	// A class's session with its own limit of an hour, busy, started two
+	// hours ago.
+	seedAt("class", time.Now().Add(-2*time.Hour), time.Now())
+	classRec, err := f.store.Session(ctx, "class")
+	if err != nil {
+		t.Fatal(err)
+	}
+	classRec.Data, _ = json.Marshal(work{TimeLimit: time.Hour})
+	if err := f.store.UpdateSession(ctx, &classRec); err != nil {
+		t.Fatal(err)
+	}
 	if err := f.m.RecordConsole(ctx, "typing", ConsoleData{Line: "kubectl get pods", Duration: 120}); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +53,7 @@ func TestExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(ended)
-	if want := []string{"idle", "old"}; !slices.Equal(ended, want) {
+	if want := []string{"class", "idle", "old"}; !slices.Equal(ended, want) {
 		t.Errorf("expired: got %v, want %v", ended, want)
 	}
 	for id, want := range map[string]struct {
@@ -50,6 +62,7 @@ func TestExpire(t *testing.T) {
 	}{
 		"idle":   {Expired, "no activity for 2h0m0s"},
 		"old":    {Expired, "the session reached its limit of 8h0m0s"},
+		"class":  {Expired, "the session reached its limit of 1h0m0s"},
 		"busy":   {Ready, ""},
 		"typing": {Ready, ""},
 	} {

@@ -158,6 +158,8 @@ type work struct {
 	Error string `json:"error,omitempty"`
 	// Ended is why a live session was stopped (expired).
 	Ended string `json:"ended,omitempty"`
+	// TimeLimit is the session's own limit (StartOptions.TimeLimit).
+	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
 	// Claimed is when a warm session was handed to its learner.
 	Claimed time.Time `json:"claimed,omitzero"`
 	// Pending is the operation under way (chaos, reset, stop), recorded

@@ -93,7 +93,7 @@ func (m *Manager) claimOne(ctx context.Context, id string, o StartOptions, progr
 		return nil, errTaken
 	}
 	s.rec.Learner, s.rec.Lang = o.Learner, o.Lang
-	s.work.Claimed = time.Now().UTC()
+	s.work.Claimed, s.work.TimeLimit = time.Now().UTC(), o.TimeLimit
 	ev := newEvent(KindState, "", "ready: handed to "+o.Learner+" from the warm pool", StateData{From: Ready, To: Ready, Reason: "from the warm pool"})
 	if err := m.save(ctx, s, progress, ev); err != nil {
 		if errors.Is(err, store.ErrConflict) {

@@ -24,6 +24,9 @@ type StartOptions struct {
 	// AllowMany lets a learner start a session while another is active;
 	// by default that is ErrActive.
 	AllowMany bool
+	// TimeLimit ends the session this long after it started (a class's
+	// limit per session; see Expire); none when zero.
+	TimeLimit time.Duration
 	// Pool names the warm pool a ready session is taken from, when it has
 	// one (see Prepare); the default pool is "".
 	Pool string
@@ -92,8 +95,9 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 	defer unlock()
 	s := &live{lab: l, rec: store.Session{
 		ID: id, Learner: o.Learner, Lab: l.ID, Cluster: id, Provider: info.Name,
-		State: string(Provisioning), Lang: o.Lang, Data: []byte("{}"),
-	}}
+		State: string(Provisioning), Lang: o.Lang,
+	}, work: work{TimeLimit: o.TimeLimit}}
+	s.rec.Data, _ = json.Marshal(s.work) // a work always encodes
 	first := newEvent(KindState, "", "provisioning", StateData{To: Provisioning, Reason: "lab " + l.ID + " started"})
 	if err := m.o.Store.CreateSession(ctx, &s.rec, first); err != nil {
 		return nil, err
