@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ type site struct {
 	url  string
 	bin  string
 	data string
+	// close stops the server and every session; the test's end calls it
+	// when the test did not.
+	close func()
 }
 
 // newSite starts a site; the test's end stops every session it started
@@ -52,7 +56,7 @@ func newSiteWith(t testing.TB, c ServerConfig) *site {
 	s.srv, s.url = srv, "http://"+ts.Listener.Addr().String()
 	ts.Config.Handler = srv
 	ts.Start()
-	t.Cleanup(func() {
+	s.close = sync.OnceFunc(func() {
 		ts.Close()
 		if err := closeServer(); err != nil { // and its warm pool's keeper
 			t.Errorf("close the server: %v", err)
@@ -60,6 +64,7 @@ func newSiteWith(t testing.TB, c ServerConfig) *site {
 		s.stopSessions(t, "")
 		a.Close()
 	})
+	t.Cleanup(s.close)
 	return s
 }
 
