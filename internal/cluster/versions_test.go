@@ -79,7 +79,6 @@ func TestControlPlaneBadArguments(t *testing.T) {
 		{[]string{"kube-scheduler", "---", "---", "kwok"}, "", "empty argument group"},
 		{[]string{"kube-scheduler", "--no-such-flag"}, "", "kube-scheduler: unknown flag: --no-such-flag"},
 		{[]string{"kube-scheduler"}, "KUBE_CONTROLPLANE_STARTUP_GOGC=fast", `KUBE_CONTROLPLANE_STARTUP_GOGC="fast": want a positive percentage`},
-		{[]string{"kube-scheduler"}, "KUBE_CONTROLPLANE_IDLE_GOMAXPROCS=0", `KUBE_CONTROLPLANE_IDLE_GOMAXPROCS="0": want a positive number`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSpace(tt.env+" "+strings.Join(tt.args, " ")), func(t *testing.T) {

@@ -27,7 +27,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -126,10 +125,6 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	idleProcs, err := idleGOMAXPROCS(os.Getenv("KUBE_CONTROLPLANE_IDLE_GOMAXPROCS"))
-	if err != nil {
-		return err
-	}
 
 	stopped := make(chan error, len(groups))
 	for _, g := range groups {
@@ -165,10 +160,7 @@ func run(args []string) error {
 		}
 	}
 	stopProfile()
-	time.AfterFunc(startupSettle, func() {
-		endStartupGC()
-		idleProcs()
-	})
+	time.AfterFunc(startupSettle, endStartupGC)
 	select {
 	case <-ctx.Done():
 		klog.InfoS("Stopping on signal")
@@ -204,29 +196,6 @@ func startupGC(value string) (end func(), err error) {
 		debug.SetGCPercent(old)
 		debug.FreeOSMemory()
 		klog.InfoS("Start-up over: garbage collector back to its configured GOGC", "GOGC", old)
-	}, nil
-}
-
-// idleGOMAXPROCS applies KUBE_CONTROLPLANE_IDLE_GOMAXPROCS, when set: the
-// number of threads that run Go code once the start-up is over.
-//
-// An idle control plane runs hundreds of short periodic tasks (each watch
-// cache's bookmark timer every second, each work queue's metrics every
-// half second, leases, resyncs). With two Ps every wake-up also wakes a
-// second thread that spins looking for work to steal; that spinning was
-// about half of the idle process's CPU. The start-up itself is CPU-bound
-// and uses both cores, so the limit applies only after it.
-func idleGOMAXPROCS(value string) (apply func(), err error) {
-	if value == "" {
-		return func() {}, nil
-	}
-	n, err := strconv.Atoi(value)
-	if err != nil || n <= 0 {
-		return nil, fmt.Errorf("KUBE_CONTROLPLANE_IDLE_GOMAXPROCS=%q: want a positive number", value)
-	}
-	return func() {
-		old := runtime.GOMAXPROCS(n)
-		klog.InfoS("Start-up over: Go code runs on fewer threads", "GOMAXPROCS", n, "before", old)
 	}, nil
 }
 

@@ -57,20 +57,19 @@ type tuning struct {
 //     than its grace period, so that grows in proportion (150 s instead of
 //     50 s, five renewals as with a kubelet's defaults). No lab stops the
 //     node or watches its lease.
-//   - Go code runs on one thread (GOMAXPROCS=1) in etcd, and in
-//     kube-controlplane once its start-up is over
-//     (KUBE_CONTROLPLANE_IDLE_GOMAXPROCS=1; the start-up uses both cores).
-//     Most of an idle process's CPU was the Go scheduler: each of its
-//     hundreds of small periodic wake-ups (watch cache bookmark timers,
-//     work queue metrics, raft ticks) also woke a second thread that spun
-//     looking for work to steal. Side by side on the same machine: etcd
-//     0.35 % -> 0.21 % of a core, kube-controlplane 1.03 % -> 0.63 %.
 //
 // Tried and rejected: --watch-cache=false (no saving), GOMEMLIMIT near the
 // live heap (saved 60 MiB but raised idle CPU from 5 % to 9 % of a core),
 // the providerless build tag (no change in 1.36), turning off API groups no
 // lab uses (the API server's own admission plugins watch them and it never
-// becomes ready), etcd --unsafe-no-fsync (start-up and writes no faster).
+// becomes ready), etcd --unsafe-no-fsync (start-up and writes no faster),
+// and Go code on one thread (GOMAXPROCS=1) in etcd and, after its start-up,
+// in kube-controlplane. Idle, that saved a further 0.14 and 0.4 points of a
+// core (the Go scheduler's spinning threads), but a process on one thread
+// gets a smaller share of busy cores than one on two: with it, in two of
+// three full test runs a failover waited more than a minute for its
+// cluster, and a class starting together is exactly a machine with busy
+// cores.
 func defaultTuning() tuning {
 	t := tuning{
 		etcd: []string{"--snapshot-count=1000", "--heartbeat-interval=50", "--election-timeout=250"},
@@ -87,7 +86,6 @@ func defaultTuning() tuning {
 	for _, b := range binaries {
 		t.env[b] = append(t.env[b], "GOGC=50")
 	}
-	t.env[etcdBinary] = append(t.env[etcdBinary], "GOMAXPROCS=1")
-	t.env[controlPlaneBinary] = append(t.env[controlPlaneBinary], "KUBE_CONTROLPLANE_STARTUP_GOGC=200", "KUBE_CONTROLPLANE_IDLE_GOMAXPROCS=1")
+	t.env[controlPlaneBinary] = append(t.env[controlPlaneBinary], "KUBE_CONTROLPLANE_STARTUP_GOGC=200")
 	return t
 }
