@@ -21,12 +21,14 @@ const idleSettle = 20 * time.Second
 // time from Create to usable (s/ready), the summed RSS of its processes once
 // idle (MiB-rss, one metric per component, and MiB-anon, the private part
 // that every further cluster adds; code pages are shared), and its idle CPU use
-// (%cpu-idle, percent of one core). `make bench` prints medians over runs.
+// (%cpu-idle, percent of one core, and %cpu-<process> per process).
+// `make bench` prints medians over runs. internal/engine's
+// BenchmarkSessionIdle adds the operator: a whole session's idle CPU.
 func BenchmarkClusterCreate(b *testing.B) {
 	p, _ := clustertest.NewProvider(b)
 	ctx := context.Background()
 	var ready, rss, anon, cpu float64
-	perProcess := map[string]float64{}
+	perProcess, cpuPerProcess := map[string]float64{}, map[string]float64{}
 	for i := 0; b.Loop(); i++ {
 		name := "bench-" + strconv.Itoa(i)
 		start := time.Now()
@@ -40,11 +42,15 @@ func BenchmarkClusterCreate(b *testing.B) {
 		if err != nil || s.State != cluster.StateRunning {
 			b.Fatalf("cluster after idling: %v %v", s.State, err)
 		}
-		before := cpuTicks(b, s)
+		before := cpuTimes(b, s)
 		t0 := time.Now()
 		time.Sleep(5 * time.Second)
-		used := float64(cpuTicks(b, s)-before) / clockTicks / time.Since(t0).Seconds()
-		cpu += 100 * used
+		window := time.Since(t0)
+		for name, used := range cpuTimes(b, s) {
+			pct := 100 * (used - before[name]).Seconds() / window.Seconds()
+			cpu += pct
+			cpuPerProcess[name] += pct
+		}
 		for _, c := range processes(s) {
 			m := memMiB(b, c.PID, "VmRSS:")
 			rss += m
@@ -63,6 +69,9 @@ func BenchmarkClusterCreate(b *testing.B) {
 	b.ReportMetric(cpu/n, "%cpu-idle")
 	for name, m := range perProcess {
 		b.ReportMetric(m/n, "MiB-"+name)
+	}
+	for name, c := range cpuPerProcess {
+		b.ReportMetric(c/n, "%cpu-"+name)
 	}
 }
 
@@ -95,9 +104,6 @@ func BenchmarkClusterCreateFirst(b *testing.B) {
 	b.ReportMetric(total/float64(b.N), "s/first-create")
 }
 
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times on Linux.
-const clockTicks = 100
-
 // processes returns one component per process of the cluster: components
 // sharing a process share its memory and CPU time.
 func processes(s cluster.Status) []cluster.ComponentStatus {
@@ -112,21 +118,18 @@ func processes(s cluster.Status) []cluster.ComponentStatus {
 	return out
 }
 
-// cpuTicks sums utime and stime of the cluster's processes.
-func cpuTicks(b *testing.B, s cluster.Status) int64 {
-	var total int64
+// cpuTimes returns the CPU time (utime+stime) each process of the cluster
+// has used, by process name.
+func cpuTimes(b *testing.B, s cluster.Status) map[string]time.Duration {
+	out := map[string]time.Duration{}
 	for _, c := range processes(s) {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(c.PID) + "/stat")
+		t, err := clustertest.CPUTime(c.PID)
 		if err != nil {
 			b.Fatalf("%s: %v", c.Name, err)
 		}
-		f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
-		// Fields after the command: state(0) ... utime(11) stime(12).
-		u, _ := strconv.ParseInt(f[11], 10, 64)
-		st, _ := strconv.ParseInt(f[12], 10, 64)
-		total += u + st
+		out[c.Process] += t
 	}
-	return total
+	return out
 }
 
 // memMiB reads a memory figure of /proc/<pid>/status: VmRSS (resident set)

@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
 )
 
 // BenchmarkCheckPassingExercise times a full `check` of an exercise whose
@@ -63,4 +66,107 @@ func BenchmarkLabStartToFirstExercise(b *testing.B) {
 		b.ReportMetric(cluster.Seconds(), "s/cluster")
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/start")
+}
+
+// sessionSettle is how long a new session idles before its CPU is read.
+// For about a minute after a start the session still does start-up work
+// (informer syncs, garbage collections, the API server's OpenAPI of the new
+// CRDs): 20 s after the start it used 5 % of a core, a minute later 2 %. A
+// learner's session idles for most of an hour, so the settled figure is the
+// one a class costs.
+const sessionSettle = 60 * time.Second
+
+// sessionWindow is how long a session's CPU use is measured: a whole
+// minute, the period of the API server's slowest housekeeping, so a window
+// does not land on or miss it by chance. /proc counts CPU time in
+// hundredths of a second; over a minute that rounds to 0.02 % of a core.
+const sessionWindow = time.Minute
+
+// BenchmarkSessionIdle starts the failover lab as a learner does (cluster,
+// operator, a three-instance PostgresCluster Ready, the first exercise's
+// steady state), lets it idle and reports the CPU that every process of the
+// session uses while nobody does anything, in percent of one core:
+// %cpu-session in all, %cpu-<process> for etcd, kube-controlplane, hostpod
+// and pg-operator. It is what every learner of a class costs the machine
+// between commands (quality bar: at most 1 %).
+func BenchmarkSessionIdle(b *testing.B) {
+	l := shipped(b, "failover")
+	var total float64
+	perProcess := map[string]float64{}
+	for b.Loop() {
+		e, c := newEngine(b)
+		ctx := testContext(b, 5*time.Minute)
+		if err := e.Setup(ctx, l, nil); err != nil {
+			b.Fatal(err)
+		}
+		a, err := e.Begin(ctx, l, l.Exercises[0].ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep, err := e.SteadyState(ctx, l, a, CheckOptions{}); err != nil || !rep.Passed {
+			b.Fatalf("steady state: got %v %v, want passed", failed(rep), err)
+		}
+		b.StopTimer()
+		time.Sleep(sessionSettle)
+		pids := sessionProcesses(ctx, b, c)
+		before := cpuByName(b, pids)
+		t0 := time.Now()
+		time.Sleep(sessionWindow)
+		window := time.Since(t0)
+		for name, used := range cpuByName(b, pids) {
+			pct := 100 * (used - before[name]).Seconds() / window.Seconds()
+			total += pct
+			perProcess[name] += pct
+		}
+		if len(perProcess) != 4 {
+			b.Fatalf("session processes: got %v, want etcd, kube-controlplane, hostpod and pg-operator", perProcess)
+		}
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(total/n, "%cpu-session")
+	for name, c := range perProcess {
+		b.ReportMetric(c/n, "%cpu-"+name)
+	}
+}
+
+// sessionProcesses returns the PIDs of a session's processes: the cluster's
+// (etcd, kube-controlplane, and hostpod, the operator's host process) and
+// their children (pg-operator, which hostpod runs).
+func sessionProcesses(ctx context.Context, b *testing.B, c *clustertest.Cluster) []int {
+	s, err := c.Provider.Status(ctx, c.Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seen := map[int]bool{}
+	var pids []int
+	for _, comp := range s.Components {
+		if seen[comp.PID] {
+			continue
+		}
+		seen[comp.PID] = true
+		children, err := clustertest.Children(comp.PID)
+		if err != nil {
+			b.Fatalf("%s: %v", comp.Name, err)
+		}
+		pids = append(append(pids, comp.PID), children...)
+	}
+	return pids
+}
+
+// cpuByName sums the CPU time (utime+stime) of processes by command name.
+func cpuByName(b *testing.B, pids []int) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, pid := range pids {
+		name, err := clustertest.ProcessName(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t, err := clustertest.CPUTime(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out[name] += t
+	}
+	return out
 }

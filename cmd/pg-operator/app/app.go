@@ -43,9 +43,11 @@ import (
 
 // Options configure the operator; each has a flag.
 type Options struct {
-	Kubeconfig              string
-	MetricsAddr             string
-	ProbeAddr               string
+	Kubeconfig  string
+	MetricsAddr string
+	ProbeAddr   string
+	// PprofAddr serves net/http/pprof's profiles; empty or "0" serves none.
+	PprofAddr               string
 	LeaderElect             bool
 	LeaderElectionNamespace string
 	WatchNamespace          string
@@ -119,6 +121,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "path to a kubeconfig; in-cluster or $KUBECONFIG when empty")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080", `address of /metrics; "0" turns it off`)
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" turns them off`)
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "", `address of /debug/pprof/ (CPU and heap profiles); empty or "0" turns it off`)
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true, "elect a leader so only one replica of the operator acts")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election lease; the pod's own, else "+DefaultNamespace)
 	fs.StringVar(&o.WatchNamespace, "watch-namespace", "", "reconcile PostgresClusters of this namespace only; all when empty")
@@ -187,6 +190,7 @@ func NewManager(cfg *rest.Config, o Options, logger logr.Logger) (ctrl.Manager, 
 		Cache:                   cacheOpts,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsAddr},
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        "pg-operator.databases.example.com",
 		LeaderElectionNamespace: leaseNamespace(o),

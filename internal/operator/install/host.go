@@ -136,6 +136,22 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	}
 	args = setFlag(args, "--health-probe-bind-address", health)
 	args = setFlag(args, "--metrics-bind-address", metrics)
+	// One host process plays the Deployment's single pod, and a new one
+	// starts only after the previous one has stopped, so there is no other
+	// replica to elect a leader against. Leader election renewed its Lease
+	// every 2 s: 30 writes a minute through the API server into etcd, the
+	// largest part of an idle session's CPU. The chart keeps its leader
+	// election Role, so the operator's RBAC is what it is in a real cluster.
+	args = setFlag(args, "--leader-elect", "false")
+	// With OPLAB_PPROF=1 (as for the cluster's own processes, see the
+	// embedded provider) the operator serves its profiles too, on a port
+	// of loopback that the log names.
+	if os.Getenv("OPLAB_PPROF") == "1" {
+		if addr := freeAddr(); addr != "" {
+			args = setFlag(args, "--pprof-bind-address", addr)
+			in.log.Info("operator serves profiles", "url", "http://"+addr+"/debug/pprof/")
+		}
+	}
 
 	if err := in.applyClusterLogs(ctx, logPath, previous); err != nil {
 		return nil, err

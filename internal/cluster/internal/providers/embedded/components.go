@@ -194,7 +194,6 @@ func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) (etc
 		"--server-address=" + loopback + ":" + strconv.Itoa(pt.Kwok),
 		"--tls-cert-file=" + p.cert(servingName),
 		"--tls-private-key-file=" + p.key(servingName),
-		"--node-lease-duration-seconds=40",
 		"--cidr=" + podCIDR,
 		"--enable-crds=Logs,ClusterLogs",
 	}

@@ -98,7 +98,7 @@ func New(o Options) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: defaultTuning()}, nil
+	return &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning())}, nil
 }
 
 // Info declares what embedded clusters can do.

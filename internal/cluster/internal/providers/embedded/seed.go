@@ -41,8 +41,10 @@ import (
 // every data directory through the cache directory.
 const (
 	seedsDir = "etcd-seeds"
-	// seedFormat changes whenever what a seed holds changes.
-	seedFormat = "2"
+	// seedFormat changes whenever what a seed holds changes. 3: the API
+	// server runs without APIServerIdentity (see tuning.go), so a seed holds
+	// no identity lease of the API server that made it.
+	seedFormat = "3"
 	// seedUnused is how long a seed of other binaries is kept after its
 	// last use.
 	seedUnused = 7 * 24 * time.Hour

@@ -33,16 +33,54 @@ type tuning struct {
 //     for the start-up was faster still but left the heap fragmented: idle
 //     RSS grew by 80 MiB.
 //
+// Idle CPU: a cluster nobody uses still wakes up for periodic work, and on a
+// 2-core machine for a class of 30 that work is the machine's whole
+// capacity. Profiles of an idle cluster (OPLAB_PPROF=1) and the API server's
+// and etcd's request counters showed where it goes; these settings drop the
+// periodic work a lone, loopback-only cluster has no use for:
+//   - The API server's per-resource size estimator
+//     (SizeBasedListCostEstimate) lists every resource's keys in etcd once a
+//     minute, some 60 etcd reads a minute, to estimate the cost of LISTs for
+//     API Priority and Fairness, which is off; the object count poll
+//     (--etcd-count-metric-poll-period) feeds the same estimate and a
+//     metric, and the database size poll (--etcd-db-metric-poll-interval)
+//     only a metric.
+//   - Peer proxying between API servers of different versions
+//     (UnknownVersionInteroperabilityProxy, on by default since 1.36) writes
+//     the server's address to etcd every 10 s, and the API server identity
+//     lease (APIServerIdentity) is renewed every 10 s: both exist for
+//     clusters of several API servers, and this one has one. No controller
+//     that runs here reads them (storage-version GC does not run).
+//   - KWOK renews the node's lease every quarter of its duration: 120 s
+//     instead of 40 s renews it every 30 s instead of 10 s. The node
+//     lifecycle controller marks a node NotReady when its lease is older
+//     than its grace period, so that grows in proportion (150 s instead of
+//     50 s, five renewals as with a kubelet's defaults). No lab stops the
+//     node or watches its lease.
+//
 // Tried and rejected: --watch-cache=false (no saving), GOMEMLIMIT near the
 // live heap (saved 60 MiB but raised idle CPU from 5 % to 9 % of a core),
 // the providerless build tag (no change in 1.36), turning off API groups no
 // lab uses (the API server's own admission plugins watch them and it never
-// becomes ready), etcd --unsafe-no-fsync (start-up and writes no faster).
+// becomes ready), etcd --unsafe-no-fsync (start-up and writes no faster),
+// and Go code on one thread (GOMAXPROCS=1) in etcd and, after its start-up,
+// in kube-controlplane. Idle, that saved a further 0.14 and 0.4 points of a
+// core (the Go scheduler's spinning threads), but a process on one thread
+// gets a smaller share of busy cores than one on two: with it, in two of
+// three full test runs a failover waited more than a minute for its
+// cluster, and a class starting together is exactly a machine with busy
+// cores.
 func defaultTuning() tuning {
 	t := tuning{
-		etcd:              []string{"--snapshot-count=1000", "--heartbeat-interval=50", "--election-timeout=250"},
-		apiserver:         []string{"--enable-priority-and-fairness=false"},
-		controllerManager: []string{"--kube-api-qps=200", "--kube-api-burst=400"},
+		etcd: []string{"--snapshot-count=1000", "--heartbeat-interval=50", "--election-timeout=250"},
+		apiserver: []string{
+			"--enable-priority-and-fairness=false",
+			"--feature-gates=SizeBasedListCostEstimate=false,UnknownVersionInteroperabilityProxy=false,APIServerIdentity=false",
+			"--etcd-count-metric-poll-period=0",
+			"--etcd-db-metric-poll-interval=0",
+		},
+		controllerManager: []string{"--kube-api-qps=200", "--kube-api-burst=400", "--node-monitor-grace-period=150s"},
+		kwok:              []string{"--node-lease-duration-seconds=120"},
 		env:               map[string][]string{},
 	}
 	for _, b := range binaries {
