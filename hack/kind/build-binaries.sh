@@ -29,7 +29,9 @@ gobuild_at() {
   [ -d "$dir" ] || die "go mod download $modver gave no directory"
   cp -r "$dir/." "$work/"; chmod -R u+w "$work"
   for p in "$@"; do pkgs+=(".${p#"$mod"}"); done
-  (cd "$work" && CGO_ENABLED=0 go build -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "${pkgs[@]}")
+  # A module zip holds no vendor tree (at most vendor/modules.txt): build
+  # from the module cache.
+  (cd "$work" && CGO_ENABLED=0 go build -mod=mod -trimpath -tags "$tags" -ldflags "-s -w $LDX" -o "$out/" "${pkgs[@]}")
   rm -rf "$work"
 }
 
