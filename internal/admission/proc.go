@@ -21,11 +21,11 @@ type Meter struct {
 	assumed    Cost
 	costEvery  time.Duration
 
-	mu      sync.Mutex
-	cpu     []cpuSample         // the machine's CPU counters over the window
-	procs   map[int]procSample  // each cluster process's CPU time last sampled
-	cost    Cost                // the last measured cost
-	costAt  time.Time           // when it was measured
+	mu     sync.Mutex
+	cpu    []cpuSample        // the machine's CPU counters over the window
+	procs  map[int]procSample // each cluster process's CPU time last sampled
+	cost   Cost               // the last measured cost
+	costAt time.Time          // when it was measured
 }
 
 // MarkerVar names the variable in the environment of every process of an
