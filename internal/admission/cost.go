@@ -1,17 +1,21 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/procfs"
 )
 
-// Cost returns the mean cost of the live clusters under the Meter's
-// ClusterDir: the sum of each cluster's processes' proportional memory
-// and CPU, averaged over the clusters. With none live it is the assumed
+// Cost returns the typical cost of the live clusters under the Meter's
+// ClusterDir: each cluster's is the sum of its processes' proportional
+// memory and CPU, and the typical one is the median of each, so that a
+// cluster in the middle of its start (a core for a few seconds) does not
+// pass for what every cluster costs. With none live it is the assumed
 // cost (Clusters 0).
 func (m *Meter) Cost(ctx context.Context) (Cost, error) {
 	m.mu.Lock()
@@ -28,13 +32,13 @@ func (m *Meter) Cost(ctx context.Context) (Cost, error) {
 	c := m.assumed
 	c.Clusters = 0
 	if len(per) > 0 {
-		var mem uint64
-		var cpu float64
+		var mems []uint64
+		var cpus []float64
 		for _, x := range per {
-			mem += x.Memory
-			cpu += x.CPU
+			mems = append(mems, x.Memory)
+			cpus = append(cpus, x.CPU)
 		}
-		c = Cost{Memory: mem / uint64(len(per)), CPU: cpu / float64(len(per)), Clusters: len(per)}
+		c = Cost{Memory: median(mems), CPU: median(cpus), Clusters: len(per)}
 	}
 	m.mu.Lock()
 	m.cost, m.costAt = c, time.Now()
@@ -130,4 +134,11 @@ func (m *Meter) marker(p procfs.Proc) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// median is the middle value of xs (the upper one of an even count: the
+// estimate errs on the side of cost).
+func median[T cmp.Ordered](xs []T) T {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }

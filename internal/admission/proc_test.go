@@ -76,15 +76,16 @@ func TestMeterClustersFromProc(t *testing.T) {
 	}
 	// A shared machine gives the busy loop what it can spare: some of a
 	// core, and clearly more than the sleepers.
-	if got[b].CPU < 0.05 || got[b].CPU <= got[a].CPU {
+	if got[b].CPU < 0.01 || got[b].CPU <= got[a].CPU {
 		t.Errorf("busy cluster b: got %.2f cores (a: %.2f), want clearly more than a", got[b].CPU, got[a].CPU)
 	}
 	c, err := m.Cost(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Clusters != 2 || c.Memory == 0 {
-		t.Errorf("got cost %+v, want the mean of 2 clusters", c)
+	// Sampled again, so not to the byte what got says.
+	if hi := max(got[a].Memory, got[b].Memory); c.Clusters != 2 || c.Memory < hi/2 || c.Memory > 2*hi {
+		t.Errorf("got cost %+v, want about the upper median of 2 clusters %v", c, got)
 	}
 }
 
