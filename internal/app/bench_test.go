@@ -38,7 +38,7 @@ func BenchmarkStartFromWarmPool(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
-		warm, err := a.Sessions.Prepare(ctx, "", "failover", nil)
+		warm, err := a.Sessions.Prepare(ctx, "", "failover", nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -48,7 +48,14 @@ func only(labs []session.LabEntry, ids []string) []session.LabEntry {
 // class's errors, ErrClosed, ErrNotOpen, ErrEnded or ErrNotInClass), and
 // the session is linked to the class as soon as it is recorded, so the
 // class's results and export see it even if the start fails midway.
+//
+// A start that needs a new cluster waits for room on the machine first
+// (see Admission), in a queue whose place progress hears; a start that
+// takes a warm session does not wait.
 func (a *App) Start(ctx context.Context, o session.StartOptions, progress session.Progress) (*session.Status, error) {
+	if o.Admit == nil {
+		o.Admit = a.admitWait
+	}
 	adm, err := a.Classes.Admit(ctx, o.Learner, o.Lab)
 	if errors.Is(err, class.ErrNotFound) {
 		return a.Sessions.Start(ctx, o, progress)
