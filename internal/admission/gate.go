@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -30,6 +31,9 @@ type Options struct {
 	Every  time.Duration
 	Logger *slog.Logger
 }
+
+// ErrLeft is a start given up (its context ended) while it waited.
+var ErrLeft = errors.New("left the queue")
 
 // DefaultEvery is how often the head of the queue looks again.
 const DefaultEvery = time.Second
@@ -149,7 +153,7 @@ func (g *Gate) Wait(ctx context.Context, notify func(Position)) (*Ticket, error)
 		select {
 		case <-ctx.Done():
 			g.leave(w)
-			return nil, fmt.Errorf("wait for room for a cluster: %w", ctx.Err())
+			return nil, fmt.Errorf("wait for room for a cluster: %w: %w", ErrLeft, ctx.Err())
 		case <-changed:
 		case <-time.After(g.o.Every):
 		}
@@ -261,6 +265,13 @@ func (g *Gate) wake() {
 	close(g.changed)
 	g.changed = make(chan struct{})
 	g.mu.Unlock()
+}
+
+// Queued returns how many starts wait.
+func (g *Gate) Queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.queue)
 }
 
 // Snapshot returns the queue and the numbers of the last decision,

@@ -86,6 +86,23 @@ func (a *App) admitWait(ctx context.Context, progress session.Progress) (func(bo
 	return t.Done, nil
 }
 
+// AdmitWithin returns the admission of a start whose waiting in the queue
+// ends with wait as well (the request of a page that may be left), while
+// the start itself, once admitted, runs on its own context to the end, so
+// that no session is left half-made.
+func (a *App) AdmitWithin(wait context.Context) session.Admit {
+	return func(ctx context.Context, progress session.Progress) (func(bool), error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(wait, cancel)
+		defer stop()
+		return a.admitWait(ctx, progress)
+	}
+}
+
+// ErrLeftQueue is a start given up while it waited for room.
+var ErrLeftQueue = admission.ErrLeft
+
 // admitNow is a warm session's session.Admit: it never waits, and never
 // takes a waiting learner's turn.
 func (a *App) admitNow(ctx context.Context, _ session.Progress) (func(bool), error) {
@@ -107,3 +124,6 @@ type Capacity = admission.Snapshot
 func (a *App) Capacity(ctx context.Context) (Capacity, error) {
 	return a.gate.Snapshot(ctx)
 }
+
+// Queued returns how many starts wait for room (for a metric).
+func (a *App) Queued() int { return a.gate.Queued() }

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
 )
 
 // PoolOptions say how many warm sessions of which labs to keep ready.

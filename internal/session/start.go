@@ -50,9 +50,9 @@ type Admit func(ctx context.Context, progress Progress) (done func(ok bool), err
 // QueueUpdate is the notice a waiting start hears: not recorded, as its
 // session does not exist yet.
 func QueueUpdate(q QueueData) Update {
-	msg := fmt.Sprintf("waiting for room on the machine: %d of %d in the queue", q.Position, q.Length)
+	msg := fmt.Sprintf("the machine is full (%s): %d of %d in the queue for a cluster", q.Reason, q.Position, q.Length)
 	if q.Estimate > 0 {
-		msg += fmt.Sprintf(", about %s", q.Estimate.Duration().Round(time.Second))
+		msg += fmt.Sprintf(", about %s to wait", q.Estimate.Duration().Round(time.Second))
 	}
 	return Update{Kind: KindQueue, At: time.Now().UTC(), Message: msg, Queue: &q}
 }

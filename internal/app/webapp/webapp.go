@@ -75,7 +75,7 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Web{a: a, log: o.Logger, render: lesson.New(), views: map[string]*server.LabView{}}
-	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Logger: o.Logger})
+	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
 	if o.BinDir != "" {
 		r, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger,
