@@ -11,6 +11,27 @@ const head = document.getElementById('grid-head');
 const body = document.getElementById('grid-body');
 const note = document.getElementById('board-note');
 const liveNote = document.getElementById('board-live');
+const capacity = document.getElementById('capacity');
+
+const mib = (b) => Math.round(b / 1048576);
+
+// showCapacity says what the learners who wait for room see, and why.
+let capacityTimer = null;
+const showCapacity = (c) => {
+  if (!c) { capacity.textContent = ''; return; }
+  const parts = [
+    t('board.cap.queue', { n: c.queue }),
+    c.queue > 0 ? (c.estimateNs > 0 ? t('board.cap.estimate', { d: duration(c.estimateNs / 1e6) }) : t('board.cap.noestimate')) : '',
+    t('board.cap.live', { n: c.live, starting: c.starting }) + (c.maxClusters ? ` / ${c.maxClusters}` : ''),
+    t(c.cost.clusters > 0 ? 'board.cap.cost' : 'board.cap.assumed', { mib: mib(c.cost.memoryBytes), cpu: Math.round(c.cost.cpuCores * 100) }),
+    t('board.cap.headroom', { mib: mib(c.headroom.memAvailableBytes), idle: c.headroom.idleCores.toFixed(1), cores: c.headroom.cores }),
+  ];
+  capacity.textContent = parts.filter(Boolean).join(' · ');
+  capacity.classList.toggle('queued', c.queue > 0);
+  // While learners wait, the numbers move without a class event.
+  clearTimeout(capacityTimer);
+  if (c.queue > 0) capacityTimer = setTimeout(() => refresh(), 5000);
+};
 
 const ago = (iso) => {
   if (!iso) return '–';
@@ -53,6 +74,7 @@ const render = (b) => {
     el('th', {}, t('board.passed')), el('th', {}, t('board.hints')), el('th', {}, t('board.quiz')),
     el('th', {}, t('board.activity')), el('th', {}, t('board.stuck')), el('th', {}, ''));
   body.replaceChildren(...b.rows.map(row));
+  showCapacity(b.capacity);
   if (!b.rows.length) body.append(el('tr', {}, el('td', { colspan: b.columns.length + 9 }, t('board.nomembers'))));
 };
 
