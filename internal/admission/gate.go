@@ -82,10 +82,10 @@ type Snapshot struct {
 	Cost     Cost          `json:"cost"`
 	// StartTook is the mean of the measured start durations; FreeEvery,
 	// the measured mean time between clusters freeing up.
-	StartTook  time.Duration `json:"startTookNs"`
-	FreeEvery  time.Duration `json:"freeEveryNs"`
-	MaxCluster int           `json:"maxClusters,omitempty"`
-	At         time.Time     `json:"at,omitzero"`
+	StartTook   time.Duration `json:"startTookNs"`
+	FreeEvery   time.Duration `json:"freeEveryNs"`
+	MaxClusters int           `json:"maxClusters,omitempty"`
+	At          time.Time     `json:"at,omitzero"`
 }
 
 // New returns a Gate of o.
@@ -292,7 +292,7 @@ func (g *Gate) Snapshot(ctx context.Context) (Snapshot, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	s := g.last
-	s.Queue, s.Starting, s.MaxCluster = len(g.queue), g.starting, g.o.Policy.MaxClusters
+	s.Queue, s.Starting, s.MaxClusters = len(g.queue), g.starting, g.o.Policy.MaxClusters
 	s.Estimate = g.stats.estimate(len(g.queue)+1, time.Now())
 	s.StartTook, s.FreeEvery = g.stats.startMean(), g.stats.freeEvery(time.Now())
 	return s, nil

@@ -30,11 +30,12 @@ const (
 	KindExtended = "extended"
 )
 
-// ExtendData is the detail of an extended event.
+// ExtendData is the detail of an extended event: the time added, and
+// all the time added to the session so far.
 type ExtendData struct {
-	By        time.Duration `json:"byNs"`
-	TimeLimit time.Duration `json:"timeLimitNs"`
-	Reason    string        `json:"reason,omitempty"`
+	By     time.Duration `json:"byNs"`
+	Total  time.Duration `json:"totalNs"`
+	Reason string        `json:"reason,omitempty"`
 }
 
 // The types below are the details of timeline events as the store keeps

@@ -123,12 +123,12 @@ type QueueData struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
-// Extension is the detail of an extended event: the time added and the
-// session's limit after it.
+// Extension is the detail of an extended event: the time added, and all
+// the time added to the session so far.
 type Extension struct {
-	By        Millis `json:"byMs"`
-	TimeLimit Millis `json:"timeLimitMs"`
-	Reason    string `json:"reason,omitempty"`
+	By     Millis `json:"byMs"`
+	Total  Millis `json:"totalMs"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // QuizScore is the score of an answered quiz.
@@ -225,7 +225,7 @@ func eventView(ev store.Event) Event {
 	case KindExtended:
 		var d ExtendData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			v.Extended = &Extension{By: millis(d.By), TimeLimit: millis(d.TimeLimit), Reason: d.Reason}
+			v.Extended = &Extension{By: millis(d.By), Total: millis(d.Total), Reason: d.Reason}
 		}
 	case KindWatch:
 		var d WatchData

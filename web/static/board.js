@@ -23,8 +23,8 @@ const showCapacity = (c) => {
     t('board.cap.queue', { n: c.queue }),
     c.queue > 0 ? (c.estimateNs > 0 ? t('board.cap.estimate', { d: duration(c.estimateNs / 1e6) }) : t('board.cap.noestimate')) : '',
     t('board.cap.live', { n: c.live, starting: c.starting }) + (c.maxClusters ? ` / ${c.maxClusters}` : ''),
-    t(c.cost.clusters > 0 ? 'board.cap.cost' : 'board.cap.assumed', { mib: mib(c.cost.memoryBytes), cpu: Math.round(c.cost.cpuCores * 100) }),
-    t('board.cap.headroom', { mib: mib(c.headroom.memAvailableBytes), idle: c.headroom.idleCores.toFixed(1), cores: c.headroom.cores }),
+    t(c.measuredClusters > 0 ? 'board.cap.cost' : 'board.cap.assumed', { mib: mib(c.clusterMemoryBytes), cpu: Math.round(c.clusterCpuCores * 100) }),
+    t('board.cap.headroom', { mib: mib(c.memAvailableBytes), idle: c.idleCores.toFixed(1), cores: c.cores }),
   ];
   capacity.textContent = parts.filter(Boolean).join(' · ');
   capacity.classList.toggle('queued', c.queue > 0);

@@ -8,6 +8,7 @@ import (
 
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
 )
 
 // classEventsEvery is how often a board's events are polled from the
@@ -67,6 +68,11 @@ func (w *Web) Board(ctx context.Context, in server.Instructor, name, l string) (
 		return nil, classErr(err)
 	}
 	out := &server.Board{Class: classEntry(b.Class), At: b.At}
+	if c := b.Capacity; c != nil {
+		out.Capacity = &server.Capacity{Queue: c.Queue, Estimate: c.Estimate, Reason: c.Reason, Live: c.Live, Starting: c.Starting,
+			MaxClusters: c.MaxClusters, ClusterMemory: c.Cost.Memory, ClusterCPU: c.Cost.CPU, Measured: c.Cost.Clusters,
+			MemAvailable: c.Headroom.MemAvailable, IdleCores: c.Headroom.IdleCores, Cores: c.Headroom.Cores}
+	}
 	for _, c := range b.Columns {
 		out.Columns = append(out.Columns, server.BoardColumn{Lab: c.Lab, Exercise: c.Exercise, Title: c.Title, TimeLimit: c.TimeLimit})
 	}
@@ -126,6 +132,18 @@ func (w *Web) ResetLearner(ctx context.Context, in server.Instructor, name, id s
 // EndLearner ends a session of the class (app.EndedByInstructor).
 func (w *Web) EndLearner(ctx context.Context, in server.Instructor, name, id string, p func(server.Update)) (any, error) {
 	st, err := w.a.EndLearner(ctx, actor(in), name, id, progress(p))
+	if err != nil {
+		return nil, classErr(err)
+	}
+	return st, nil
+}
+
+// ExtendLearner adds time to the limit of a session of the class.
+func (w *Web) ExtendLearner(ctx context.Context, in server.Instructor, name, id string, by time.Duration) (any, error) {
+	st, err := w.a.ExtendLearner(ctx, actor(in), name, id, by, nil)
+	if errors.Is(err, session.ErrInvalidExtension) {
+		return nil, classified{err, server.ErrInvalid}
+	}
 	if err != nil {
 		return nil, classErr(err)
 	}
