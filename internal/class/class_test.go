@@ -459,3 +459,26 @@ func TestWarm(t *testing.T) {
 		t.Errorf("warm sessions of a lab no longer run: got %v, want ErrInvalid", err)
 	}
 }
+
+func TestParseWarm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   map[string]string
+		want map[string]int
+		err  bool
+	}{
+		{map[string]string{"failover": "3", "rbac": ""}, map[string]int{"failover": 3, "rbac": 0}, false},
+		{map[string]string{"failover": " 0 "}, map[string]int{"failover": 0}, false},
+		{map[string]string{"failover": "-1"}, nil, true},
+		{map[string]string{"failover": "three"}, nil, true},
+		{map[string]string{"failover": "2.5"}, nil, true},
+	} {
+		got, err := ParseWarm(tc.in)
+		if tc.err != (err != nil) || tc.err && !errors.Is(err, ErrInvalid) {
+			t.Errorf("%v: got error %v, want an ErrInvalid: %v", tc.in, err, tc.err)
+		}
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%v: got %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}

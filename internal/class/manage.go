@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -271,4 +272,23 @@ func (s *Service) storeErr(err error, name string) error {
 		return fmt.Errorf("class %q changed meanwhile (read it again and retry): %w", name, err)
 	}
 	return err
+}
+
+// ParseWarm reads a form's warm sessions: lab id → the number as text
+// (empty is 0). The error names the lab; it wraps ErrInvalid.
+func ParseWarm(fields map[string]string) (map[string]int, error) {
+	out := make(map[string]int, len(fields))
+	for _, id := range slices.Sorted(maps.Keys(fields)) {
+		v := strings.TrimSpace(fields[id])
+		if v == "" {
+			out[id] = 0
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w warm sessions of %s: %q is not a whole number of 0 or more", ErrInvalid, id, v)
+		}
+		out[id] = n
+	}
+	return out, nil
 }

@@ -61,6 +61,8 @@ type ClassEntry struct {
 	Owner    string   `json:"owner"`
 	// State is open, scheduled, ended, closed or full.
 	State string `json:"state"`
+	// Warm is how many sessions of each lab the class keeps started ahead.
+	Warm map[string]int `json:"warm,omitempty"`
 }
 
 // Board is a class as its instructor watches it: a row per member, a

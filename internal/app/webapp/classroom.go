@@ -58,7 +58,7 @@ func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.Class
 
 func classEntry(c class.Class) server.ClassEntry {
 	return server.ClassEntry{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
-		Owner: c.Owner, State: c.State}
+		Owner: c.Owner, State: c.State, Warm: c.Warm}
 }
 
 // Board is the class's board (see app.App.Board).
