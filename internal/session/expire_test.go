@@ -75,9 +75,9 @@ func TestExpire(t *testing.T) {
 		state  State
 		reason string
 	}{
-		"idle":   {Expired, "no activity for 2h0m0s"},
-		"old":    {Expired, "the session reached its limit of 8h0m0s"},
-		"class":  {Expired, "the session reached its limit of 1h0m0s"},
+		"idle":        {Expired, "no activity for 2h0m0s"},
+		"old":         {Expired, "the session reached its limit of 8h0m0s"},
+		"class":       {Expired, "the session reached its limit of 1h0m0s"},
 		"busy":        {Ready, ""},
 		"typing":      {Ready, ""},
 		"extended":    {Ready, ""},

@@ -44,7 +44,7 @@ type Status struct {
 	// Extended is the time an instructor added to the session's limit.
 	Extended Millis    `json:"extendedMs,omitempty"`
 	Created  time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	Updated  time.Time `json:"updated"`
 }
 
 // Status reads a session; an unknown id is ErrNotFound. A session that
