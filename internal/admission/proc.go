@@ -48,9 +48,10 @@ type MeterOptions struct {
 }
 
 // DefaultAssumed is the cost of a cluster before one was measured: an
-// embedded cluster with the operator installed, idle, measured on a
-// 2-core machine with this Meter, rounded up.
-var DefaultAssumed = Cost{Memory: 400 * MiB, CPU: 0.05}
+// idle failover session's embedded cluster with its operator, measured
+// with this Meter on a 2-core machine (366-383 MiB PSS, 50-53
+// millicores: BenchmarkIdleClusterCost in internal/app), rounded up.
+var DefaultAssumed = Cost{Memory: 400 * MiB, CPU: 0.06}
 
 // DefaultCostEvery is how long a measured cluster cost is reused.
 const DefaultCostEvery = 5 * time.Second
