@@ -17,6 +17,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
@@ -57,6 +58,8 @@ type Config struct {
 	// CheckTimeout caps a goal check's time budget in a session's Check;
 	// session.DefaultCheckTimeout when zero.
 	CheckTimeout time.Duration
+	// Admission says when the machine has room for one more cluster.
+	Admission Admission
 	// Logger receives debug messages; discarded when nil.
 	Logger *slog.Logger
 }
@@ -73,6 +76,7 @@ type App struct {
 	Classes *class.Service
 
 	store *store.SQLite
+	gate  *admission.Gate
 }
 
 // Open builds the application layer from c.
@@ -119,7 +123,12 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	return &App{Course: crs, Sessions: m, Clusters: p, Classes: classes, store: st}, nil
+	a := &App{Course: crs, Sessions: m, Clusters: p, Classes: classes, store: st}
+	if a.gate, err = newGate(c, a.liveClusters); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return a, nil
 }
 
 // NewProvider returns the cluster provider c names, without the rest of

@@ -3,8 +3,11 @@ package app
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/session"
 )
@@ -38,7 +41,7 @@ func BenchmarkStartFromWarmPool(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
-		warm, err := a.Sessions.Prepare(ctx, "", "failover", nil)
+		warm, err := a.Sessions.Prepare(ctx, "", "failover", nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -55,4 +58,46 @@ func BenchmarkStartFromWarmPool(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// BenchmarkIdleClusterCost reports what admission measures one idle
+// failover session's cluster to cost (its processes' PSS and CPU over ten
+// seconds, through admission.Meter): the figures a start is admitted on.
+// The time per op is of no interest.
+//
+//	go test -run '^$' -bench IdleClusterCost -benchtime 1x -count 3 ./internal/app/
+func BenchmarkIdleClusterCost(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	a, err := Open(ctx, Config{DataDir: dir, BinDir: clustertest.BinDir(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	st, err := a.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Sessions.Stop(ctx, st.ID, "the benchmark ended", nil)
+	m, err := admission.NewMeter(admission.MeterOptions{ClusterDir: filepath.Join(dir, "clusters")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var c admission.Cost
+	for b.Loop() {
+		time.Sleep(5 * time.Second) // past the start's last work
+		if _, err := m.Clusters(ctx); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(10 * time.Second) // the window CPU is measured over
+		per, err := m.Clusters(ctx)
+		if err != nil || len(per) != 1 {
+			b.Fatalf("got clusters %v, %v; want alice's", per, err)
+		}
+		for _, x := range per {
+			c = x
+		}
+	}
+	b.ReportMetric(float64(c.Memory)/admission.MiB, "MiB/cluster")
+	b.ReportMetric(c.CPU*1000, "millicores/cluster")
 }

@@ -31,6 +31,10 @@ type Board struct {
 	Columns []Column    `json:"columns"`
 	Rows    []BoardRow  `json:"rows"`
 	At      time.Time   `json:"at"`
+	// Capacity is the machine as admission sees it (the queue of starts
+	// waiting for room, its estimate, what a cluster costs, the headroom
+	// left); nil when the machine could not be measured.
+	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
 // Column is one exercise of one of the class's labs.
@@ -144,6 +148,11 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 		r := rows[m.Learner]
 		r.Stuck = stuck(r, b.Columns, col, b.At)
 		b.Rows = append(b.Rows, *r)
+	}
+	// The board shows without the machine's figures rather than not at
+	// all: they are a reading of /proc, not the class's state.
+	if c, err := a.Capacity(ctx); err == nil {
+		b.Capacity = &c
 	}
 	return b, nil
 }

@@ -114,6 +114,11 @@ func TestBoard(t *testing.T) {
 	if len(b.Rows) != 2 {
 		t.Fatalf("rows: got %d, want 2", len(b.Rows))
 	}
+	// The machine as admission measures it: the two seeded live sessions,
+	// no cluster process to measure (so the assumed cost), /proc's memory.
+	if c := b.Capacity; c == nil || c.Live != 2 || c.Queue != 0 || c.Cost.Clusters != 0 || c.Cost.Memory == 0 || c.Headroom.MemAvailable == 0 {
+		t.Errorf("capacity: got %+v, want 2 live, none queued, the assumed cost and the machine's free memory", c)
+	}
 	alice, carol := b.Rows[0], b.Rows[1]
 	for _, tc := range []struct {
 		what      string

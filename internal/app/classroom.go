@@ -50,6 +50,19 @@ func (a *App) EndLearner(ctx context.Context, actor class.Actor, name, id string
 	return a.Sessions.Stop(ctx, id, EndedByInstructor, progress)
 }
 
+// ExtendLearner adds by to the time limit of a session of class name,
+// recording on its timeline who gave the time.
+func (a *App) ExtendLearner(ctx context.Context, actor class.Actor, name, id string, by time.Duration, progress session.Progress) (*session.Status, error) {
+	if _, err := a.ClassSession(ctx, actor, name, id); err != nil {
+		return nil, err
+	}
+	who := "an administrator"
+	if actor.Name != "" {
+		who = "instructor " + actor.Name
+	}
+	return a.Sessions.Extend(ctx, id, by, "given by "+who, progress)
+}
+
 // ClassEvent is an event of one of a class's sessions.
 type ClassEvent struct {
 	Session  string    `json:"session"`

@@ -48,7 +48,17 @@ func only(labs []session.LabEntry, ids []string) []session.LabEntry {
 // class's errors, ErrClosed, ErrNotOpen, ErrEnded or ErrNotInClass), and
 // the session is linked to the class as soon as it is recorded, so the
 // class's results and export see it even if the start fails midway.
+//
+// A member of a class that keeps warm sessions of the lab takes one of
+// its class's (see ClassPools).
+//
+// A start that needs a new cluster waits for room on the machine first
+// (see Admission), in a queue whose place progress hears; a start that
+// takes a warm session does not wait.
 func (a *App) Start(ctx context.Context, o session.StartOptions, progress session.Progress) (*session.Status, error) {
+	if o.Admit == nil {
+		o.Admit = a.admitWait
+	}
 	adm, err := a.Classes.Admit(ctx, o.Learner, o.Lab)
 	if errors.Is(err, class.ErrNotFound) {
 		return a.Sessions.Start(ctx, o, progress)
@@ -57,6 +67,9 @@ func (a *App) Start(ctx context.Context, o session.StartOptions, progress sessio
 		return nil, err
 	}
 	o.TimeLimit = adm.TimeLimit
+	if adm.Warm > 0 {
+		o.Pool = ClassPool(adm.ClassID) // else the server's pool, if any
+	}
 	created := o.Created
 	o.Created = func(ctx context.Context, id string) error {
 		if err := a.Classes.Link(ctx, id, adm); err != nil {

@@ -2,13 +2,12 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"slices"
 	"sync"
 	"time"
-
-	"oplab.dev/oplab/internal/session"
 )
 
 // PoolOptions say how many warm sessions of which labs to keep ready.
@@ -17,9 +16,6 @@ type PoolOptions struct {
 	Pool string
 	// Sizes is the number of warm sessions to keep per lab.
 	Sizes map[string]int
-	// MaxClusters stops refilling while this many sessions are live in
-	// all (the learners' and the warm ones); no limit when zero.
-	MaxClusters int
 	// Every is how often the pool is looked at when nothing pokes it;
 	// DefaultPoolEvery when zero.
 	Every time.Duration
@@ -101,7 +97,7 @@ func (k *Keeper) Stop() {
 }
 
 // fill prepares warm sessions until every lab has its number, or the
-// machine's limit is reached.
+// machine has no room (see Admission).
 func (k *Keeper) fill(ctx context.Context) {
 	for _, lab := range slices.Sorted(maps.Keys(k.o.Sizes)) {
 		for ctx.Err() == nil {
@@ -113,11 +109,16 @@ func (k *Keeper) fill(ctx context.Context) {
 			if k.o.Report != nil {
 				k.o.Report(lab, ready)
 			}
-			if ready+preparing >= k.o.Sizes[lab] || !k.room(ctx) {
+			if ready+preparing >= k.o.Sizes[lab] {
 				break
 			}
 			began := time.Now()
-			st, err := k.a.Sessions.Prepare(ctx, k.o.Pool, lab, nil)
+			// Refilling takes the machine's room only when no learner
+			// waits for it.
+			st, err := k.a.Sessions.Prepare(ctx, k.o.Pool, lab, k.a.admitNow, nil)
+			if errors.Is(err, ErrNoRoom) {
+				return
+			}
 			if err != nil {
 				// A failed preparation leaves a failed session and no
 				// cluster; wait for the next look rather than spin.
@@ -127,20 +128,4 @@ func (k *Keeper) fill(ctx context.Context) {
 			k.o.Logger.Info("warm session ready", "lab", lab, "session", st.ID, "took", time.Since(began).Round(time.Millisecond))
 		}
 	}
-}
-
-// room reports whether one more live session fits under MaxClusters.
-func (k *Keeper) room(ctx context.Context) bool {
-	if k.o.MaxClusters <= 0 {
-		return true
-	}
-	counts, err := k.a.CountSessions(ctx)
-	if err != nil {
-		return false
-	}
-	live := 0
-	for _, s := range []session.State{session.Provisioning, session.Ready, session.InExercise} {
-		live += counts[string(s)]
-	}
-	return live < k.o.MaxClusters
 }

@@ -3,6 +3,7 @@ package class
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -103,6 +104,10 @@ func TestCreate(t *testing.T) {
 		{"unknown owner", LocalAdmin(), Spec{Name: "x", Labs: []string{"rbac"}, Owner: "eve"}, ErrInvalid},
 		{"admin without owner", LocalAdmin(), Spec{Name: "x", Labs: []string{"rbac"}}, ErrInvalid},
 		{"given to another", ada, Spec{Name: "x", Labs: []string{"rbac"}, Owner: "bob"}, ErrForbidden},
+		{"warm sessions of a lab not run", ada, Spec{Name: "x", Labs: []string{"rbac"}, Warm: map[string]int{"failover": 1}}, ErrInvalid},
+		{"negative warm sessions", ada, Spec{Name: "x", Labs: []string{"rbac"}, Warm: map[string]int{"rbac": -1}}, ErrInvalid},
+		{"more warm sessions than learners", ada, Spec{Name: "x", Labs: []string{"rbac"}, Capacity: 2, Warm: map[string]int{"rbac": 3}}, ErrInvalid},
+		{"more warm sessions than any class", ada, Spec{Name: "x", Labs: []string{"rbac"}, Warm: map[string]int{"rbac": MaxWarm + 1}}, ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -417,5 +422,63 @@ func TestJoinAtNine(t *testing.T) {
 	}
 	if got, _ := f.svc.Get(t.Context(), ada, "nine"); in != 30 || full != 5 || got.Members != 30 {
 		t.Errorf("35 joins to a class of 30: got %d in, %d full, %d members; want 30, 5, 30", in, full, got.Members)
+	}
+}
+
+// TestWarm: a class's warm sessions per lab are set at creation, changed
+// lab by lab (0 removes one), and dropped with a lab the class stops
+// running.
+func TestWarm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	ctx := t.Context()
+	c := f.create(t, ada, Spec{Name: "morning", Capacity: 30, Warm: map[string]int{"failover": 3, "rbac": 0}})
+	if want := map[string]int{"failover": 3}; !maps.Equal(c.Warm, want) {
+		t.Errorf("created: got %v, want %v", c.Warm, want)
+	}
+	for _, tc := range []struct {
+		name string
+		ch   Changes
+		want map[string]int
+	}{
+		{"add a lab's", Changes{Warm: map[string]int{"rbac": 2}}, map[string]int{"failover": 3, "rbac": 2}},
+		{"change one, keep the other", Changes{Warm: map[string]int{"failover": 1}}, map[string]int{"failover": 1, "rbac": 2}},
+		{"remove one", Changes{Warm: map[string]int{"rbac": 0}}, map[string]int{"failover": 1}},
+		{"other changes keep them", Changes{NewCode: true}, map[string]int{"failover": 1}},
+		{"a lab dropped drops its warm sessions", Changes{Labs: []string{"rbac"}}, nil},
+	} {
+		got, err := f.svc.Edit(ctx, ada, "morning", tc.ch)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !maps.Equal(got.Warm, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, got.Warm, tc.want)
+		}
+	}
+	if _, err := f.svc.Edit(ctx, ada, "morning", Changes{Warm: map[string]int{"failover": 1}}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("warm sessions of a lab no longer run: got %v, want ErrInvalid", err)
+	}
+}
+
+func TestParseWarm(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   map[string]string
+		want map[string]int
+		err  bool
+	}{
+		{map[string]string{"failover": "3", "rbac": ""}, map[string]int{"failover": 3, "rbac": 0}, false},
+		{map[string]string{"failover": " 0 "}, map[string]int{"failover": 0}, false},
+		{map[string]string{"failover": "-1"}, nil, true},
+		{map[string]string{"failover": "three"}, nil, true},
+		{map[string]string{"failover": "2.5"}, nil, true},
+	} {
+		got, err := ParseWarm(tc.in)
+		if tc.err != (err != nil) || tc.err && !errors.Is(err, ErrInvalid) {
+			t.Errorf("%v: got error %v, want an ErrInvalid: %v", tc.in, err, tc.err)
+		}
+		if !maps.Equal(got, tc.want) {
+			t.Errorf("%v: got %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }

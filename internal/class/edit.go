@@ -2,6 +2,8 @@ package class
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -13,6 +15,9 @@ type Changes struct {
 	Closes    *time.Time // the zero time removes the bound
 	TimeLimit *time.Duration
 	Owner     *string
+	// Warm sets the warm sessions of the labs it names (0 removes a lab's);
+	// the other labs' stay.
+	Warm map[string]int
 	// NewCode replaces the join code (the old one stops working; learners
 	// who joined stay in).
 	NewCode bool
@@ -28,10 +33,17 @@ func (s *Service) Edit(ctx context.Context, a Actor, name string, ch Changes) (*
 	if err != nil {
 		return nil, err
 	}
-	sp := Spec{Name: c.Name, Labs: c.Labs, Capacity: c.Capacity, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner}
+	sp := Spec{Name: c.Name, Labs: c.Labs, Capacity: c.Capacity, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner,
+		Warm: maps.Clone(c.Warm)}
 	if ch.Labs != nil {
 		sp.Labs = ch.Labs
+		// A lab the class no longer runs keeps no warm sessions.
+		maps.DeleteFunc(sp.Warm, func(id string, _ int) bool { return !slices.Contains(sp.Labs, id) })
 	}
+	if ch.Warm != nil && sp.Warm == nil {
+		sp.Warm = map[string]int{}
+	}
+	maps.Copy(sp.Warm, ch.Warm)
 	set(&sp.Capacity, ch.Capacity)
 	set(&sp.Opens, ch.Opens)
 	set(&sp.Closes, ch.Closes)
@@ -41,6 +53,7 @@ func (s *Service) Edit(ctx context.Context, a Actor, name string, ch Changes) (*
 		return nil, err
 	}
 	c.Labs, c.Capacity, c.Opens, c.Closes, c.TimeLimit, c.Owner = sp.Labs, sp.Capacity, sp.Opens.UTC(), sp.Closes.UTC(), sp.TimeLimit, sp.Owner
+	c.Warm = warmOf(sp.Warm)
 	if ch.NewCode {
 		c.JoinCode = newCode(joinCodeLen)
 	}

@@ -185,6 +185,8 @@ func cleanDisplayName(name string) (string, error) {
 type Admission struct {
 	ClassID   string        `json:"classId"`
 	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	// Warm is how many sessions of the lab the class keeps started ahead.
+	Warm int `json:"warm,omitempty"`
 }
 
 // Admit checks that learner may start a session of lab now: their class
@@ -208,7 +210,7 @@ func (s *Service) Admit(ctx context.Context, learner, labID string) (*Admission,
 	if !slices.Contains(c.Labs, labID) {
 		return nil, fmt.Errorf("lab %q: %w %s (its labs: %s)", labID, ErrNotInClass, c.Name, strings.Join(c.Labs, ", "))
 	}
-	return &Admission{ClassID: c.ID, TimeLimit: c.TimeLimit}, nil
+	return &Admission{ClassID: c.ID, TimeLimit: c.TimeLimit, Warm: c.Warm[labID]}, nil
 }
 
 // Link records that session sessionID, started by a learner Admit

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"oplab.dev/oplab/internal/lab"
@@ -22,6 +25,10 @@ type Spec struct {
 	Opens, Closes time.Time
 	// TimeLimit caps each session; zero means none.
 	TimeLimit time.Duration
+	// Warm is how many sessions of each of the class's labs to keep
+	// started ahead while the class is open, so a member's start takes one
+	// at once; none when empty.
+	Warm map[string]int
 	// Owner is the instructor who runs the class: the actor when empty,
 	// or, for an admin who is no instructor (the command line), the only
 	// instructor there is. Only an admin may name another instructor.
@@ -50,7 +57,7 @@ func (s *Service) Create(ctx context.Context, a Actor, sp Spec) (*Class, error) 
 	}
 	c := &store.Class{
 		ID: newID("class-"), Name: sp.Name, Labs: sp.Labs, Capacity: sp.Capacity, Opens: sp.Opens.UTC(), Closes: sp.Closes.UTC(),
-		TimeLimit: sp.TimeLimit, Owner: sp.Owner,
+		TimeLimit: sp.TimeLimit, Owner: sp.Owner, Warm: warmOf(sp.Warm),
 	}
 	// A fresh code colliding with another class's is unlikely (2^-48),
 	// but costs only a retry.
@@ -103,7 +110,44 @@ func (s *Service) checkSpec(ctx context.Context, a Actor, sp Spec) error {
 		return fmt.Errorf("%w class %q: it closes (%s) before it opens (%s)", ErrInvalid, sp.Name,
 			sp.Closes.Format(time.RFC3339), sp.Opens.Format(time.RFC3339))
 	}
+	return checkWarm(sp)
+}
+
+// MaxWarm caps a class's warm sessions of one lab: each is a live
+// cluster, so more than a classroom's worth is a typo.
+const MaxWarm = 100
+
+// checkWarm checks that warm sessions are asked only of the class's labs,
+// and no more of one lab than the class has room for learners.
+func checkWarm(sp Spec) error {
+	for _, id := range slices.Sorted(maps.Keys(sp.Warm)) {
+		n := sp.Warm[id]
+		limit := MaxWarm
+		if sp.Capacity > 0 {
+			limit = min(limit, sp.Capacity)
+		}
+		switch {
+		case !slices.Contains(sp.Labs, id):
+			return fmt.Errorf("%w class %q: warm sessions of lab %q, which the class does not run (%s)", ErrInvalid, sp.Name, id, strings.Join(sp.Labs, ", "))
+		case n < 0 || n > limit:
+			return fmt.Errorf("%w class %q: %d warm sessions of lab %s: between 0 and %d", ErrInvalid, sp.Name, n, id, limit)
+		}
+	}
 	return nil
+}
+
+// warmOf is w without its zero entries; nil when none is left.
+func warmOf(w map[string]int) map[string]int {
+	out := map[string]int{}
+	for id, n := range w {
+		if n > 0 {
+			out[id] = n
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // checkLabs checks that labs is a non-empty list of known labs without
@@ -228,4 +272,23 @@ func (s *Service) storeErr(err error, name string) error {
 		return fmt.Errorf("class %q changed meanwhile (read it again and retry): %w", name, err)
 	}
 	return err
+}
+
+// ParseWarm reads a form's warm sessions: lab id → the number as text
+// (empty is 0). The error names the lab; it wraps ErrInvalid.
+func ParseWarm(fields map[string]string) (map[string]int, error) {
+	out := make(map[string]int, len(fields))
+	for _, id := range slices.Sorted(maps.Keys(fields)) {
+		v := strings.TrimSpace(fields[id])
+		if v == "" {
+			out[id] = 0
+			continue
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w warm sessions of %s: %q is not a whole number of 0 or more", ErrInvalid, id, v)
+		}
+		out[id] = n
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package class
 
 import (
+	"maps"
 	"time"
 
 	"oplab.dev/oplab/internal/store"
@@ -27,8 +28,10 @@ type Class struct {
 	Opens     time.Time     `json:"opens,omitzero"`
 	Closes    time.Time     `json:"closes,omitzero"`
 	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
-	Owner     string        `json:"owner"`
-	Closed    bool          `json:"closed"`
+	// Warm is how many sessions of each lab are kept started ahead.
+	Warm   map[string]int `json:"warm,omitempty"`
+	Owner  string         `json:"owner"`
+	Closed bool           `json:"closed"`
 	// State is where the class stands now: open, scheduled, ended, closed
 	// or full.
 	State   string    `json:"state"`
@@ -47,7 +50,7 @@ type Member struct {
 func classView(c store.Class, members int, now time.Time) *Class {
 	return &Class{
 		ID: c.ID, Name: c.Name, Labs: c.Labs, JoinCode: FormatCode(c.JoinCode), Capacity: c.Capacity, Members: members,
-		Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner, Closed: c.Closed,
+		Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner, Closed: c.Closed, Warm: maps.Clone(c.Warm),
 		State: state(c, members, now), Created: c.Created, Updated: c.Updated, Version: c.Version,
 	}
 }

@@ -33,6 +33,7 @@ type classSpecFlags struct {
 	closes    string
 	timeLimit time.Duration
 	owner     string
+	warm      map[string]int
 }
 
 func (f *classSpecFlags) add(cmd *cobra.Command) {
@@ -43,6 +44,7 @@ func (f *classSpecFlags) add(cmd *cobra.Command) {
 	fl.StringVar(&f.closes, "closes", "", `when the class stops admitting anyone, in the same forms`)
 	fl.DurationVar(&f.timeLimit, "time-limit", 0, "the time limit of each session, such as 90m (0: none)")
 	fl.StringVar(&f.owner, "owner", "", "the instructor who runs the class (default: the only instructor)")
+	fl.StringToIntVar(&f.warm, "warm", nil, "sessions of a lab to keep started ahead while the class is open, so a learner's start takes one at once: --warm failover=5 (0 removes a lab's); oplab serve keeps them")
 }
 
 func newClassCreateCmd(g *globals) *cobra.Command {
@@ -63,7 +65,7 @@ device.`,
 			if err != nil {
 				return err
 			}
-			sp := class.Spec{Name: args[0], Labs: f.labs, Capacity: f.capacity, TimeLimit: f.timeLimit, Owner: f.owner}
+			sp := class.Spec{Name: args[0], Labs: f.labs, Capacity: f.capacity, TimeLimit: f.timeLimit, Owner: f.owner, Warm: f.warm}
 			if sp.Opens, err = parseWhen("opens", f.opens); err != nil {
 				return err
 			}
@@ -103,7 +105,7 @@ func newClassEditCmd(g *globals) *cobra.Command {
 		Long: `Change the flags given and leave the rest as it is. --new-code replaces the
 join code (learners who joined stay in); --reopen undoes "oplab class close".`,
 		Example: `  oplab class edit morning --capacity 40 --closes "2026-12-07 18:00"
-  oplab class edit morning --new-code
+  oplab class edit morning --new-code --warm failover=10
   oplab class edit morning --opens none --reopen`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -159,6 +161,9 @@ func (f *classSpecFlags) changes(cmd *cobra.Command) (class.Changes, error) {
 	}
 	if fl.Changed("owner") {
 		ch.Owner = &f.owner
+	}
+	if fl.Changed("warm") {
+		ch.Warm = f.warm
 	}
 	for _, w := range []struct {
 		flag, v string

@@ -99,9 +99,12 @@ func TestClassCommands(t *testing.T) {
 	}
 
 	out, err := cli("class", "create", "morning", "--labs", "failover,rbac", "--capacity", "2",
-		"--opens", "2020-01-01T09:00:00Z", "--closes", "2099-01-01 17:00", "--time-limit", "90m")
+		"--opens", "2020-01-01T09:00:00Z", "--closes", "2099-01-01 17:00", "--time-limit", "90m", "--warm", "failover=2")
 	if err != nil {
 		t.Fatalf("create: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "Warm:        failover=2") {
+		t.Errorf("create output lacks the warm sessions:\n%s", out)
 	}
 	code := regexp.MustCompile(`Join code:\s+([2-9A-Z]{5}-[2-9A-Z]{5})`).FindStringSubmatch(out)
 	if code == nil || !strings.Contains(out, "Owner:       ada") || !strings.Contains(out, "1h30m0s per session") || !strings.Contains(out, "0 of 2") {
@@ -133,10 +136,14 @@ func TestClassCommands(t *testing.T) {
 		t.Errorf("show lacks the learner:\n%s", out)
 	}
 
-	out, err = cli("class", "edit", "morning", "--capacity", "1", "--new-code", "-o", "json")
+	if _, err := cli("class", "edit", "morning", "--warm", "rbac=3"); err == nil || !strings.Contains(err.Error(), "between 0 and 2") {
+		t.Errorf("edit to more warm sessions than places: got %v, want refused", err)
+	}
+	out, err = cli("class", "edit", "morning", "--capacity", "1", "--new-code", "--warm", "failover=0,rbac=1", "-o", "json")
 	var edited class.Class
 	if err != nil || json.Unmarshal([]byte(out), &edited) != nil || edited.Capacity != 1 || edited.JoinCode == code[1] ||
-		edited.State != class.StateFull || len(edited.Labs) != 2 || edited.TimeLimit != 90*time.Minute {
+		edited.State != class.StateFull || len(edited.Labs) != 2 || edited.TimeLimit != 90*time.Minute ||
+		len(edited.Warm) != 1 || edited.Warm["rbac"] != 1 {
 		t.Errorf("edit: got %v\n%s", err, out)
 	}
 	out, err = cli("class", "close", "morning")

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -173,6 +175,15 @@ func printClass(w io.Writer, s style, c *class.Class) {
 		limit = c.TimeLimit.String() + " per session"
 	}
 	fmt.Fprintf(w, "  Time limit:  %s\n", limit)
+	warm := "none"
+	if len(c.Warm) > 0 {
+		var parts []string
+		for _, id := range slices.Sorted(maps.Keys(c.Warm)) {
+			parts = append(parts, fmt.Sprintf("%s=%d", id, c.Warm[id]))
+		}
+		warm = strings.Join(parts, ", ")
+	}
+	fmt.Fprintf(w, "  Warm:        %s\n", warm)
 	fmt.Fprintf(w, "  Owner:       %s\n", c.Owner)
 }
 

@@ -84,6 +84,9 @@ func sessionPrinter(w io.Writer, s style) session.Progress {
 		switch u.Kind {
 		case session.KindState:
 			fmt.Fprintf(w, " %s %s\n", s.bold("→"), u.Message)
+		case session.KindQueue:
+			// The start waits for room; it goes on by itself (Ctrl-C leaves).
+			fmt.Fprintf(w, " %s %s\n", s.dim("⧗"), u.Message)
 		default:
 			fmt.Fprintf(w, " %s %s\n", s.dim("·"), u.Message)
 		}

@@ -20,6 +20,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		hosts  []string
 		expire session.ExpireOptions
 		warm   app.PoolOptions
+		admit  app.Admission
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -31,7 +32,9 @@ commands act on, so oplab lab check works on them too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			a, err := g.open(ctx)
+			c := g.config()
+			c.Admission = admit
+			a, err := app.Open(ctx, c)
 			if err != nil {
 				return err
 			}
@@ -66,7 +69,7 @@ commands act on, so oplab lab check works on them too.`,
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
 	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
 	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")
-	cmd.Flags().IntVar(&warm.MaxClusters, "max-clusters", 0, "prepare no warm session while this many sessions are live (0: no limit)")
+	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
 	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd
 }

@@ -20,6 +20,9 @@ type Options struct {
 	States []string
 	// Timeout bounds the store query of a scrape; DefaultTimeout when zero.
 	Timeout time.Duration
+	// Queued says how many starts wait for room on the machine (the
+	// admission queue); without it oplab_admission_queue is not reported.
+	Queued func() int
 	// Logger receives scrape errors; discarded when nil.
 	Logger *slog.Logger
 }
@@ -86,6 +89,12 @@ func New(o Options) *Metrics {
 			timeout = DefaultTimeout
 		}
 		m.reg.MustRegister(newSessionCollector(o.Sessions, o.States, timeout))
+	}
+	if o.Queued != nil {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "oplab_admission_queue",
+			Help: "Starts waiting for room on the machine for their cluster.",
+		}, func() float64 { return float64(o.Queued()) }))
 	}
 	return m
 }

@@ -53,7 +53,7 @@ func (failingCounter) CountSessions(context.Context) (map[string]int, error) {
 // named by the conventions, and a failing store costs only its own metric.
 func TestHandler(t *testing.T) {
 	t.Parallel()
-	m := New(Options{Sessions: failingCounter{}})
+	m := New(Options{Sessions: failingCounter{}, Queued: func() int { return 4 }})
 	m.ObserveProvisioning("embedded", 2*time.Second, nil)
 	m.ObserveCheck("failover", 300*time.Millisecond, true, nil)
 	m.SetWarmPool("embedded", "failover", 3)
@@ -79,6 +79,7 @@ func TestHandler(t *testing.T) {
 		`oplab_websocket_clients{stream="log"} 1`,
 		`oplab_console_commands_total{outcome="refused"} 1`,
 		`oplab_refusals_total{reason="class_full"} 1`,
+		`oplab_admission_queue 4`,
 		`go_goroutines `,
 		`process_cpu_seconds_total `,
 	} {
@@ -98,7 +99,7 @@ func (c counts) CountSessions(context.Context) (map[string]int, error) { return 
 // TestLint checks every family against Prometheus's naming conventions.
 func TestLint(t *testing.T) {
 	t.Parallel()
-	m := New(Options{Sessions: counts{"ready": 1}})
+	m := New(Options{Sessions: counts{"ready": 1}, Queued: func() int { return 0 }})
 	m.ObserveProvisioning("embedded", 2*time.Second, nil)
 	m.ObserveCheck("failover", 300*time.Millisecond, true, nil)
 	m.SetWarmPool("embedded", "failover", 3)

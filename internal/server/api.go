@@ -70,10 +70,24 @@ func readJSON(c *gin.Context, v any) error {
 // detached returns a context for work the learner started and should not
 // lose by closing the tab: it outlives the request, not the server.
 func (s *Server) detached(c *gin.Context) (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Request.Context()))
+	req := c.Request.Context()
+	ctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(req), requestKey{}, req))
 	stop := context.AfterFunc(s.ctx, cancel)
 	s.wg.Add(1)
 	return ctx, func() { stop(); cancel(); s.wg.Done() }
+}
+
+type requestKey struct{}
+
+// Request returns the context of the request a detached context was made
+// for, which ends when the caller goes away (a learner who leaves the page
+// while their start waits for room leaves the queue); ctx itself when it
+// was not detached.
+func Request(ctx context.Context) context.Context {
+	if req, ok := ctx.Value(requestKey{}).(context.Context); ok {
+		return req
+	}
+	return ctx
 }
 
 // progress sends a long operation's steps to the caller's open pages.

@@ -30,6 +30,8 @@ type Classroom interface {
 	// class; EndLearner stops it, saying the instructor ended it.
 	ResetLearner(ctx context.Context, in Instructor, class, session string, progress func(Update)) (any, error)
 	EndLearner(ctx context.Context, in Instructor, class, session string, progress func(Update)) (any, error)
+	// ExtendLearner adds time to the limit of a session of the class.
+	ExtendLearner(ctx context.Context, in Instructor, class, session string, by time.Duration) (any, error)
 	// CloseClass closes a class to every learner.
 	CloseClass(ctx context.Context, in Instructor, class string) error
 	// Export writes the class's results as CSV.
@@ -59,6 +61,8 @@ type ClassEntry struct {
 	Owner    string   `json:"owner"`
 	// State is open, scheduled, ended, closed or full.
 	State string `json:"state"`
+	// Warm is how many sessions of each lab the class keeps started ahead.
+	Warm map[string]int `json:"warm,omitempty"`
 }
 
 // Board is a class as its instructor watches it: a row per member, a
@@ -68,6 +72,27 @@ type Board struct {
 	Columns []BoardColumn `json:"columns"`
 	Rows    []BoardRow    `json:"rows"`
 	At      time.Time     `json:"at"`
+	// Capacity is the machine's room for clusters; nil when unknown.
+	Capacity *Capacity `json:"capacity,omitempty"`
+}
+
+// Capacity is what the learners waiting for a cluster see, and why: the
+// queue and its estimate, the clusters live and starting (of MaxClusters,
+// when capped), what one costs (measured on Measured live clusters;
+// assumed when 0) and the machine's free memory and idle cores.
+type Capacity struct {
+	Queue         int           `json:"queue"`
+	Estimate      time.Duration `json:"estimateNs"`
+	Reason        string        `json:"reason,omitempty"`
+	Live          int           `json:"live"`
+	Starting      int           `json:"starting"`
+	MaxClusters   int           `json:"maxClusters,omitempty"`
+	ClusterMemory uint64        `json:"clusterMemoryBytes"`
+	ClusterCPU    float64       `json:"clusterCpuCores"`
+	Measured      int           `json:"measuredClusters"`
+	MemAvailable  uint64        `json:"memAvailableBytes"`
+	IdleCores     float64       `json:"idleCores"`
+	Cores         int           `json:"cores"`
 }
 
 // BoardColumn is one exercise of one of the class's labs.

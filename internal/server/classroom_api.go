@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -29,6 +30,7 @@ func (s *Server) instructorRoutes(a *gin.RouterGroup) {
 	g.GET("/sessions/:id/timeline", s.apiClassTimeline)
 	g.POST("/sessions/:id/reset", s.apiResetLearner)
 	g.POST("/sessions/:id/end", s.apiEndLearner)
+	g.POST("/sessions/:id/extend", s.apiExtendLearner)
 }
 
 func (s *Server) instructorPage(c *gin.Context) {
@@ -139,6 +141,19 @@ func (s *Server) apiEndLearner(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
 	v, err := s.cfg.App.EndLearner(ctx, instructor(c), c.Param("name"), c.Param("id"), nil)
+	s.reply(c, v, err)
+}
+
+// apiExtendLearner adds {"minutes": N} to a session's time limit.
+func (s *Server) apiExtendLearner(c *gin.Context) {
+	var in struct {
+		Minutes int `json:"minutes"`
+	}
+	if err := readJSON(c, &in); err != nil {
+		s.failJSON(c, err)
+		return
+	}
+	v, err := s.cfg.App.ExtendLearner(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"), time.Duration(in.Minutes)*time.Minute)
 	s.reply(c, v, err)
 }
 

@@ -187,6 +187,17 @@ func (f *fakeApp) EndLearner(ctx context.Context, in Instructor, name, id string
 	return map[string]any{"id": id}, nil
 }
 
+func (f *fakeApp) ExtendLearner(ctx context.Context, in Instructor, name, id string, by time.Duration) (any, error) {
+	if _, err := f.ClassSession(ctx, in, name, id); err != nil {
+		return nil, err
+	}
+	if by <= 0 {
+		return nil, fmt.Errorf("extend by %s: %w", by, ErrInvalid)
+	}
+	f.record(fmt.Sprintf("instructor extend %s by %s", id, by))
+	return map[string]any{"id": id}, nil
+}
+
 func (f *fakeApp) CloseClass(_ context.Context, in Instructor, name string) error {
 	if err := f.managed(in, name); err != nil {
 		return err

@@ -111,6 +111,7 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		{"learner", ts.client, ts.csrf, "GET", "/api/classes/morning/export.csv", http.StatusNotFound},
 		{"learner", ts.client, ts.csrf, "POST", "/api/classes/morning/close", http.StatusNotFound},
 		{"learner", ts.client, ts.csrf, "POST", "/api/classes/morning/sessions/bob-1/end", http.StatusNotFound},
+		{"learner", ts.client, ts.csrf, "POST", "/api/classes/morning/sessions/bob-1/extend", http.StatusNotFound},
 		{"learner", ts.client, ts.csrf, "GET", "/api/sessions/bob-1/streams/log?class=morning", http.StatusNotFound},
 		{"ada", ada, adaTok, "GET", "/instructor/classes/morning", http.StatusOK},
 		{"ada", ada, adaTok, "GET", "/api/classes/morning/board", http.StatusOK},
@@ -123,6 +124,7 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		{"ada", ada, adaTok, "GET", "/api/classes/evening/export.csv", http.StatusForbidden},
 		{"ada", ada, adaTok, "POST", "/api/classes/evening/close", http.StatusForbidden},
 		{"ada", ada, adaTok, "POST", "/api/classes/evening/sessions/bob-1/end", http.StatusForbidden},
+		{"ada", ada, adaTok, "POST", "/api/classes/evening/sessions/bob-1/extend", http.StatusForbidden},
 		// Streams are the learner's, read-only: reached through the class
 		// (no Streams on this server: 409 once authorised).
 		{"ada", ada, adaTok, "GET", "/api/sessions/bob-1/streams/log?class=morning", http.StatusConflict},
@@ -131,6 +133,7 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		{"ada", ada, adaTok, "POST", "/api/sessions/bob-1/console", http.StatusNotFound},
 		{"bob", bob, bobTok, "GET", "/api/classes/morning/board", http.StatusForbidden},
 		{"bob", bob, bobTok, "POST", "/api/classes/morning/sessions/bob-1/reset", http.StatusForbidden},
+		{"bob", bob, bobTok, "POST", "/api/classes/morning/sessions/bob-1/extend", http.StatusForbidden},
 		{"bob", bob, bobTok, "GET", "/api/sessions/bob-1/streams/log?class=morning", http.StatusNotFound},
 		{"bob", bob, bobTok, "GET", "/api/classes/evening/board", http.StatusOK},
 		{"root", root, rootTok, "GET", "/api/classes/morning/board", http.StatusOK},
@@ -142,7 +145,8 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		}
 	}
 	if slices.ContainsFunc(ts.app.calls, func(c string) bool {
-		return strings.HasPrefix(c, "instructor reset") || strings.HasPrefix(c, "instructor end") || strings.HasPrefix(c, "close ")
+		return strings.HasPrefix(c, "instructor reset") || strings.HasPrefix(c, "instructor end") ||
+			strings.HasPrefix(c, "instructor extend") || strings.HasPrefix(c, "close ")
 	}) {
 		t.Errorf("refused requests acted: %v", ts.app.calls)
 	}
@@ -169,6 +173,33 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 			t.Errorf("POST %s: calls %v, want %q", tc.path, ts.app.calls, tc.call)
 		}
 	}
+	// Extending takes its minutes from the body: ada gives her learner
+	// time, an admin too; no minutes, or not a number, is bad input.
+	for _, tc := range []struct {
+		c               *http.Client
+		tok, path, body string
+		want            int
+		call            string
+	}{
+		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": 15}`, http.StatusOK, "instructor extend bob-1 by 15m0s"},
+		{root, rootTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": 5}`, http.StatusOK, "instructor extend bob-1 by 5m0s"},
+		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{}`, http.StatusBadRequest, ""},
+		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": "lots"}`, http.StatusBadRequest, ""},
+		{ada, adaTok, "/api/classes/evening/sessions/bob-1/extend", `{"minutes": 15}`, http.StatusForbidden, ""},
+	} {
+		before := len(ts.app.calls)
+		if code, body, _ := do(t, tc.c, "POST", ts.URL+tc.path, tc.body, map[string]string{csrfHeader: tc.tok}); code != tc.want {
+			t.Errorf("POST %s %s: got %d %s, want %d", tc.path, tc.body, code, body, tc.want)
+		}
+		var got string
+		if calls := ts.app.calls[before:]; len(calls) > 0 {
+			got = calls[len(calls)-1]
+		}
+		if got != tc.call {
+			t.Errorf("POST %s %s: got call %q, want %q", tc.path, tc.body, got, tc.call)
+		}
+	}
+
 	code, body, h := do(t, ada, "GET", ts.URL+"/api/classes/morning/export.csv", "", nil)
 	if code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") || !strings.HasPrefix(body, "learner,") ||
 		h.Get("Content-Disposition") != `attachment; filename="morning.csv"` {

@@ -36,7 +36,30 @@ func funcs(cat catalogue) template.FuncMap {
 			b, err := json.Marshal(v)
 			return template.JS(b), err
 		},
+		"warmFields": warmFields,
 	}
+}
+
+// warmFieldsView is what the class form's "class-warm-fields" block shows:
+// a number of warm sessions per lab (inputs named warm.LAB, read with
+// class.ParseWarm), ids prefixed with ID.
+type warmFieldsView struct {
+	ID, Lang string
+	Labs     []warmField
+}
+
+type warmField struct {
+	Lab  string
+	Warm int
+}
+
+// warmFields builds the view of a form's warm sessions of labs, now warm.
+func warmFields(id, lang string, labs []string, warm map[string]int) warmFieldsView {
+	v := warmFieldsView{ID: id, Lang: lang}
+	for _, l := range labs {
+		v.Labs = append(v.Labs, warmField{Lab: l, Warm: warm[l]})
+	}
+	return v
 }
 
 // duration shows d as a learner reads it: 1m05s, 2.4s.

@@ -22,7 +22,21 @@ const (
 	KindQuiz      = "quiz"      // QuizData: a quiz was answered and graded
 	KindCluster   = "cluster"   // ClusterData: the cluster was created or deleted
 	KindWatch     = "watch"     // WatchData: a Watcher saw the goals come to hold, or stop holding
+	// KindQueue is never recorded: a start waiting for room on the
+	// machine hears its place in the queue (Event.Queue) before its
+	// session exists.
+	KindQueue = "queue"
+	// KindExtended: an instructor gave the session more time (ExtendData).
+	KindExtended = "extended"
 )
+
+// ExtendData is the detail of an extended event: the time added, and
+// all the time added to the session so far.
+type ExtendData struct {
+	By     time.Duration `json:"byNs"`
+	Total  time.Duration `json:"totalNs"`
+	Reason string        `json:"reason,omitempty"`
+}
 
 // The types below are the details of timeline events as the store keeps
 // them (JSON in store.Event.Data); Timeline and Progress hand them out

@@ -71,6 +71,9 @@ func (m *Manager) expiry(ctx context.Context, rec store.Session, o ExpireOptions
 	if wk.TimeLimit > 0 && (limit <= 0 || wk.TimeLimit < limit) {
 		limit = wk.TimeLimit // its class's, when shorter
 	}
+	if limit > 0 {
+		limit += wk.Extended // an instructor gave it more time
+	}
 	if limit > 0 && time.Since(began) > limit {
 		return fmt.Sprintf("the session reached its limit of %s", limit), nil
 	}
@@ -107,3 +110,36 @@ func (m *Manager) expireLocked(ctx context.Context, id string, o ExpireOptions) 
 	m.log.Info("session expired", "session", id, "reason", reason)
 	return true, nil
 }
+
+// MaxExtension caps the time one Extend adds: a day is more than any
+// class, and a typo of minutes for hours should not keep a cluster for
+// weeks.
+const MaxExtension = 24 * time.Hour
+
+// Extend adds by to the limit that ends live session id (its own time
+// limit, or Expire's Max when it has none; idle expiry is not changed),
+// recorded on its timeline with reason. by must be positive and at most
+// MaxExtension.
+func (m *Manager) Extend(ctx context.Context, id string, by time.Duration, reason string, progress Progress) (*Status, error) {
+	if by <= 0 || by > MaxExtension {
+		return nil, fmt.Errorf("extend session %s by %s: %w: more than zero and at most %s", id, by, ErrInvalidExtension, MaxExtension)
+	}
+	s, unlock, err := m.open(ctx, id, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.work.Extended += by
+	msg := fmt.Sprintf("time extended by %s (%s in all)", by, s.work.Extended)
+	if reason != "" {
+		msg += ": " + reason
+	}
+	ev := newEvent(KindExtended, s.exerciseID(), msg, ExtendData{By: by, Total: s.work.Extended, Reason: reason})
+	if err := m.save(ctx, s, progress, ev); err != nil {
+		return nil, fmt.Errorf("extend session %s: %w", id, err)
+	}
+	return m.status(ctx, s)
+}
+
+// ErrInvalidExtension is an extension of no time, or of too much.
+var ErrInvalidExtension = errors.New("invalid extension")

@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -35,14 +36,28 @@ func TestExpire(t *testing.T) {
 	seedAt("old", time.Now().Add(-9*time.Hour), time.Now())
 	// A class's session with its own limit of an hour, busy, started two
 	// hours ago.
-	seedAt("class", time.Now().Add(-2*time.Hour), time.Now())
-	classRec, err := f.store.Session(ctx, "class")
-	if err != nil {
-		t.Fatal(err)
+	// The same, given 90 minutes more by its instructor; and one past the
+	// server's limit given two hours more.
+	for _, id := range []string{"class", "extended"} {
+		seedAt(id, time.Now().Add(-2*time.Hour), time.Now())
+		rec, err := f.store.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Data, _ = json.Marshal(work{TimeLimit: time.Hour})
+		if err := f.store.UpdateSession(ctx, &rec); err != nil {
+			t.Fatal(err)
+		}
 	}
-	classRec.Data, _ = json.Marshal(work{TimeLimit: time.Hour})
-	if err := f.store.UpdateSession(ctx, &classRec); err != nil {
-		t.Fatal(err)
+	seedAt("oldextended", time.Now().Add(-9*time.Hour), time.Now())
+	for id, by := range map[string]time.Duration{"extended": 90 * time.Minute, "oldextended": 2 * time.Hour} {
+		st, err := f.m.Extend(ctx, id, by, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Extended.Duration() != by {
+			t.Errorf("%s extended: got %s, want %s", id, st.Extended.Duration(), by)
+		}
 	}
 	if err := f.m.RecordConsole(ctx, "typing", ConsoleData{Line: "kubectl get pods", Duration: 120}); err != nil {
 		t.Fatal(err)
@@ -60,11 +75,13 @@ func TestExpire(t *testing.T) {
 		state  State
 		reason string
 	}{
-		"idle":   {Expired, "no activity for 2h0m0s"},
-		"old":    {Expired, "the session reached its limit of 8h0m0s"},
-		"class":  {Expired, "the session reached its limit of 1h0m0s"},
-		"busy":   {Ready, ""},
-		"typing": {Ready, ""},
+		"idle":        {Expired, "no activity for 2h0m0s"},
+		"old":         {Expired, "the session reached its limit of 8h0m0s"},
+		"class":       {Expired, "the session reached its limit of 1h0m0s"},
+		"busy":        {Ready, ""},
+		"typing":      {Ready, ""},
+		"extended":    {Ready, ""},
+		"oldextended": {Ready, ""},
 	} {
 		st, err := f.m.Status(ctx, id)
 		if err != nil {
@@ -91,6 +108,62 @@ func TestMaskSecrets(t *testing.T) {
 	} {
 		if got := MaskSecrets(tc.in); got != tc.want {
 			t.Errorf("MaskSecrets(%q): got %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestExtend: an extension adds up, is recorded on the timeline with its
+// reason, and no time, too much time or an ended session is refused.
+func TestExtend(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	for id, state := range map[string]State{"live": InExercise, "gone": Expired} {
+		rec := &store.Session{ID: id, Learner: "alice-" + id, Lab: "failover", Cluster: id, Provider: "embedded", State: string(state), Lang: "en"}
+		if err := f.store.CreateSession(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, by := range []time.Duration{15 * time.Minute, 5 * time.Minute} {
+		if _, err := f.m.Extend(ctx, "live", by, "given by instructor ada", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := f.m.Status(ctx, "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := st.Extended.Duration(), 20*time.Minute; got != want {
+		t.Errorf("extended: got %s, want %s", got, want)
+	}
+	tl, err := f.m.Timeline(ctx, "live", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Extension
+	for _, ev := range tl {
+		if ev.Kind == KindExtended && ev.Extended != nil {
+			got = append(got, *ev.Extended)
+		}
+	}
+	want := []Extension{{By: millis(15 * time.Minute), Total: millis(15 * time.Minute), Reason: "given by instructor ada"},
+		{By: millis(5 * time.Minute), Total: millis(20 * time.Minute), Reason: "given by instructor ada"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline: got %+v, want %+v", got, want)
+	}
+	for _, tc := range []struct {
+		id   string
+		by   time.Duration
+		want error
+	}{
+		{"live", 0, ErrInvalidExtension},
+		{"live", -time.Minute, ErrInvalidExtension},
+		{"live", MaxExtension + time.Minute, ErrInvalidExtension},
+		{"gone", time.Minute, ErrEnded},
+		{"nobody", time.Minute, ErrNotFound},
+	} {
+		if _, err := f.m.Extend(ctx, tc.id, tc.by, "", nil); !errors.Is(err, tc.want) {
+			t.Errorf("extend %s by %s: got %v, want %v", tc.id, tc.by, err, tc.want)
 		}
 	}
 }

@@ -160,6 +160,9 @@ type work struct {
 	Ended string `json:"ended,omitempty"`
 	// TimeLimit is the session's own limit (StartOptions.TimeLimit).
 	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	// Extended is time added to whichever limit ends the session (its
+	// own, or the server's; see Extend).
+	Extended time.Duration `json:"extendedNs,omitempty"`
 	// Claimed is when a warm session was handed to its learner.
 	Claimed time.Time `json:"claimed,omitzero"`
 	// Pending is the operation under way (chaos, reset, stop), recorded

@@ -31,9 +31,10 @@ func PoolLearner(pool string) string { return poolPrefix + pool }
 func IsPool(learner string) bool { return strings.HasPrefix(learner, poolPrefix) }
 
 // Prepare starts a warm session of lab for pool: provisioned and set up
-// like any start, then kept ready for Start to hand out.
-func (m *Manager) Prepare(ctx context.Context, pool, labID string, progress Progress) (*Status, error) {
-	return m.Start(ctx, StartOptions{Learner: PoolLearner(pool), Lab: labID, AllowMany: true}, progress)
+// like any start, then kept ready for Start to hand out. admit, when set,
+// is asked for room first (see StartOptions.Admit).
+func (m *Manager) Prepare(ctx context.Context, pool, labID string, admit Admit, progress Progress) (*Status, error) {
+	return m.Start(ctx, StartOptions{Learner: PoolLearner(pool), Lab: labID, AllowMany: true, Admit: admit}, progress)
 }
 
 // Warm counts pool's sessions of lab that are ready to hand out and that

@@ -35,6 +35,26 @@ type StartOptions struct {
 	// itself, so a start killed midway still counts in the class). An
 	// error fails the start.
 	Created func(ctx context.Context, id string) error
+	// Admit, when set, is asked for room on the machine before a new
+	// cluster is made (not when a warm session is handed out), and before
+	// the session is recorded, so a start that waits or is refused leaves
+	// nothing behind. It may wait, telling progress where the start
+	// stands (KindQueue). done hears how the start ended.
+	Admit Admit
+}
+
+// Admit waits for, or refuses, room for one more cluster; done says that
+// the start it admitted ended, with a ready session (ok) or none.
+type Admit func(ctx context.Context, progress Progress) (done func(ok bool), err error)
+
+// QueueUpdate is the notice a waiting start hears: not recorded, as its
+// session does not exist yet.
+func QueueUpdate(q QueueData) Update {
+	msg := fmt.Sprintf("the machine is full (%s): %d of %d in the queue for a cluster", q.Reason, q.Position, q.Length)
+	if q.Estimate > 0 {
+		msg += fmt.Sprintf(", about %s to wait", q.Estimate.Duration().Round(time.Second))
+	}
+	return Update{Kind: KindQueue, At: time.Now().UTC(), Message: msg, Queue: &q}
 }
 
 // Start creates a session for o.Lab: it checks that the provider can run
@@ -83,6 +103,21 @@ func (m *Manager) Start(ctx context.Context, o StartOptions, progress Progress) 
 			return st, err
 		}
 	}
+	if o.Admit != nil {
+		done, err := o.Admit(ctx, progress)
+		if err != nil {
+			return nil, err
+		}
+		st, err := m.create(ctx, l, o, progress)
+		done(err == nil)
+		return st, err
+	}
+	return m.create(ctx, l, o, progress)
+}
+
+// create records a new session of l, makes its cluster and sets the lab up.
+func (m *Manager) create(ctx context.Context, l *lab.Lab, o StartOptions, progress Progress) (*Status, error) {
+	info := m.o.Provider.Info()
 	id := newID(l.ID)
 	// Held from before the session exists until it is ready or failed:
 	// another oplab that finds it provisioning and its lock free knows

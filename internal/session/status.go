@@ -40,9 +40,11 @@ type Status struct {
 	Ended string `json:"ended,omitempty"`
 	// Notice says what oplab did about a command that was interrupted
 	// (killed) half-way, or what the next command will do about it.
-	Notice  string    `json:"notice,omitempty"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	Notice string `json:"notice,omitempty"`
+	// Extended is the time an instructor added to the session's limit.
+	Extended Millis    `json:"extendedMs,omitempty"`
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
 }
 
 // Status reads a session; an unknown id is ErrNotFound. A session that
@@ -75,7 +77,7 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error, Ended: s.work.Ended,
-		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated,
+		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated, Extended: millis(s.work.Extended),
 	}
 	if st.Attempt != nil {
 		st.Attempt.T1Source = s.work.T1Source

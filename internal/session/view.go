@@ -112,6 +112,25 @@ type Step struct {
 	Elapsed Millis `json:"elapsedMs,omitempty"`
 }
 
+// QueueData is a waiting start's place: Position of Length (1 is next),
+// about Estimate to wait (0: nothing measured yet allows an estimate),
+// and the limit that holds the queue (admission's reasons: max-clusters,
+// memory, cpu).
+type QueueData struct {
+	Position int    `json:"position"`
+	Length   int    `json:"length"`
+	Estimate Millis `json:"estimateMs,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// Extension is the detail of an extended event: the time added, and all
+// the time added to the session so far.
+type Extension struct {
+	By     Millis `json:"byMs"`
+	Total  Millis `json:"totalMs"`
+	Reason string `json:"reason,omitempty"`
+}
+
 // QuizScore is the score of an answered quiz.
 type QuizScore struct {
 	Quiz    string `json:"quiz"`
@@ -145,6 +164,8 @@ type Event struct {
 	Console  *ConsoleData `json:"console,omitempty"`    // console
 	Quiz     *QuizScore   `json:"quiz,omitempty"`       // quiz
 	Cluster  *ClusterData `json:"cluster,omitempty"`    // cluster
+	Queue    *QueueData   `json:"queue,omitempty"`      // queue
+	Extended *Extension   `json:"extended,omitempty"`   // extended
 	// Error says why a step or chaos failed.
 	Error string `json:"error,omitempty"`
 }
@@ -200,6 +221,11 @@ func eventView(ev store.Event) Event {
 		var d QuizData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			v.Quiz = &QuizScore{Quiz: d.Quiz, Correct: d.Correct, Total: d.Total}
+		}
+	case KindExtended:
+		var d ExtendData
+		if json.Unmarshal(ev.Data, &d) == nil {
+			v.Extended = &Extension{By: millis(d.By), Total: millis(d.Total), Reason: d.Reason}
 		}
 	case KindWatch:
 		var d WatchData

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-const classColumns = `id, name, labs, join_code, capacity, opens_at, closes_at, time_limit_ns, owner, closed, created_at, updated_at, version`
+const classColumns = `id, name, labs, join_code, capacity, opens_at, closes_at, time_limit_ns, owner, closed, created_at, updated_at, version, warm`
 
 // CreateClass stores a new class (Version 1). A taken name or join code is
 // ErrExists (the error says which); an unknown owner is ErrNotFound.
@@ -24,9 +24,13 @@ func (s *SQLite) CreateClass(ctx context.Context, c *Class) error {
 	if err != nil {
 		return fmt.Errorf("create class %q: %w", c.Name, err)
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO classes (`+classColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	warm, err := warmJSON(c.Warm)
+	if err != nil {
+		return fmt.Errorf("create class %q: %w", c.Name, err)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO classes (`+classColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.ID, c.Name, string(labs), c.JoinCode, c.Capacity, unixNano(c.Opens), unixNano(c.Closes), int64(c.TimeLimit),
-		c.Owner, c.Closed, unixNano(c.Created), unixNano(c.Updated), c.Version)
+		c.Owner, c.Closed, unixNano(c.Created), unixNano(c.Updated), c.Version, warm)
 	switch {
 	case err == nil:
 		return nil
@@ -49,12 +53,16 @@ func (s *SQLite) UpdateClass(ctx context.Context, c *Class) error {
 	if err != nil {
 		return fmt.Errorf("update class %q: %w", c.Name, err)
 	}
+	warm, err := warmJSON(c.Warm)
+	if err != nil {
+		return fmt.Errorf("update class %q: %w", c.Name, err)
+	}
 	updated := time.Now().UTC()
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE classes SET name = ?, labs = ?, join_code = ?, capacity = ?, opens_at = ?, closes_at = ?,
-			time_limit_ns = ?, owner = ?, closed = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
+			time_limit_ns = ?, owner = ?, closed = ?, updated_at = ?, warm = ?, version = version + 1 WHERE id = ? AND version = ?`,
 			c.Name, string(labs), c.JoinCode, c.Capacity, unixNano(c.Opens), unixNano(c.Closes), int64(c.TimeLimit),
-			c.Owner, c.Closed, unixNano(updated), c.ID, c.Version)
+			c.Owner, c.Closed, unixNano(updated), warm, c.ID, c.Version)
 		if err != nil {
 			if isUnique(err) {
 				return ErrExists
@@ -131,14 +139,20 @@ func (s *SQLite) Classes(ctx context.Context, owner string) ([]Class, error) {
 
 func scanClass(r scanner) (Class, error) {
 	var c Class
-	var labs string
+	var labs, warm string
 	var opens, closes, limit, created, updated int64
-	err := r.Scan(&c.ID, &c.Name, &labs, &c.JoinCode, &c.Capacity, &opens, &closes, &limit, &c.Owner, &c.Closed, &created, &updated, &c.Version)
+	err := r.Scan(&c.ID, &c.Name, &labs, &c.JoinCode, &c.Capacity, &opens, &closes, &limit, &c.Owner, &c.Closed, &created, &updated, &c.Version, &warm)
 	if err != nil {
 		return c, err
 	}
 	if err := json.Unmarshal([]byte(labs), &c.Labs); err != nil {
 		return c, fmt.Errorf("class %q: decode labs: %w", c.Name, err)
+	}
+	if err := json.Unmarshal([]byte(warm), &c.Warm); err != nil {
+		return c, fmt.Errorf("class %q: decode warm sessions: %w", c.Name, err)
+	}
+	if len(c.Warm) == 0 {
+		c.Warm = nil // {} and none read alike
 	}
 	c.Opens, c.Closes, c.TimeLimit = fromNano(opens), fromNano(closes), time.Duration(limit)
 	c.Created, c.Updated = fromNano(created), fromNano(updated)
@@ -150,4 +164,16 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// warmJSON encodes a class's warm sessions per lab; none is {}.
+func warmJSON(w map[string]int) (string, error) {
+	if w == nil {
+		w = map[string]int{}
+	}
+	b, err := json.Marshal(w)
+	if err != nil {
+		return "", fmt.Errorf("encode warm sessions: %w", err)
+	}
+	return string(b), nil
 }

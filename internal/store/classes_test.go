@@ -63,7 +63,7 @@ func newClass(t *testing.T, s *SQLite, name, code string) *Class {
 		newInstructor(t, s, "ada")
 	}
 	c := &Class{ID: "id-" + name, Name: name, Labs: []string{"failover", "rbac"}, JoinCode: code, Capacity: 2, Owner: "ada",
-		Opens: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), TimeLimit: 90 * time.Minute}
+		Opens: time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), TimeLimit: 90 * time.Minute, Warm: map[string]int{"failover": 2}}
 	if err := s.CreateClass(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestClassesRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got.Labs, c.Labs) || !got.Opens.Equal(c.Opens) || !got.Closes.IsZero() || got.TimeLimit != c.TimeLimit ||
+		if !reflect.DeepEqual(got.Labs, c.Labs) || !reflect.DeepEqual(got.Warm, c.Warm) || !got.Opens.Equal(c.Opens) || !got.Closes.IsZero() || got.TimeLimit != c.TimeLimit ||
 			got.Capacity != 2 || got.Owner != "ada" || got.JoinCode != c.JoinCode || got.Version != 1 {
 			t.Errorf("read back: got %+v, want %+v", got, *c)
 		}
@@ -294,5 +294,27 @@ func TestClassSessions(t *testing.T) {
 	}
 	if got, _ := s.ClassSessions(ctx, a.ID); len(got) != 1 {
 		t.Errorf("sessions of a after deleting s2: got %d, want 1", len(got))
+	}
+}
+
+// TestClassWarm: a class's warm sessions per lab are stored, changed and
+// emptied with the class.
+func TestClassWarm(t *testing.T) {
+	t.Parallel()
+	s := open(t, filepath.Join(t.TempDir(), FileName))
+	ctx := t.Context()
+	c := newClass(t, s, "morning", "ABCDEFGHJK")
+	for _, want := range []map[string]int{{"failover": 1, "rbac": 3}, nil} {
+		c.Warm = want
+		if err := s.UpdateClass(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Class(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Warm, want) {
+			t.Errorf("warm: got %v, want %v", got.Warm, want)
+		}
 	}
 }

@@ -34,6 +34,9 @@ type Class struct {
 	Closes time.Time `json:"closes,omitzero"`
 	// TimeLimit caps each session of the class; zero means none.
 	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	// Warm is how many sessions of each lab to keep started ahead for
+	// the class's members; none when empty.
+	Warm map[string]int `json:"warm,omitempty"`
 	// Owner is the name of the instructor who runs the class.
 	Owner   string    `json:"owner"`
 	Closed  bool      `json:"closed"`

@@ -90,6 +90,8 @@ var migrations = []string{
 		class_id   TEXT NOT NULL REFERENCES classes (id) ON DELETE CASCADE
 	);
 	CREATE INDEX class_sessions_class ON class_sessions (class_id);`,
+	// 3: a class's warm sessions per lab, as JSON ({"failover": 3}).
+	`ALTER TABLE classes ADD COLUMN warm TEXT NOT NULL DEFAULT '{}';`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -11,6 +11,27 @@ const head = document.getElementById('grid-head');
 const body = document.getElementById('grid-body');
 const note = document.getElementById('board-note');
 const liveNote = document.getElementById('board-live');
+const capacity = document.getElementById('capacity');
+
+const mib = (b) => Math.round(b / 1048576);
+
+// showCapacity says what the learners who wait for room see, and why.
+let capacityTimer = null;
+const showCapacity = (c) => {
+  if (!c) { capacity.textContent = ''; return; }
+  const parts = [
+    t('board.cap.queue', { n: c.queue }),
+    c.queue > 0 ? (c.estimateNs > 0 ? t('board.cap.estimate', { d: duration(c.estimateNs / 1e6) }) : t('board.cap.noestimate')) : '',
+    t('board.cap.live', { n: c.live, starting: c.starting }) + (c.maxClusters ? ` / ${c.maxClusters}` : ''),
+    t(c.measuredClusters > 0 ? 'board.cap.cost' : 'board.cap.assumed', { mib: mib(c.clusterMemoryBytes), cpu: Math.round(c.clusterCpuCores * 100) }),
+    t('board.cap.headroom', { mib: mib(c.memAvailableBytes), idle: c.idleCores.toFixed(1), cores: c.cores }),
+  ];
+  capacity.textContent = parts.filter(Boolean).join(' · ');
+  capacity.classList.toggle('queued', c.queue > 0);
+  // While learners wait, the numbers move without a class event.
+  clearTimeout(capacityTimer);
+  if (c.queue > 0) capacityTimer = setTimeout(() => refresh(), 5000);
+};
 
 const ago = (iso) => {
   if (!iso) return '–';
@@ -29,7 +50,15 @@ const cell = (c, r) => {
   return el('td', { class: cls }, ...(parts.length ? parts : ['–']));
 };
 
+const liveState = (r) => r.session && ['provisioning', 'ready', 'in-exercise'].includes(r.state);
+
+// selected keeps the ticked learners' sessions across redraws.
+const selected = new Set();
+
 const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.session || '', class: r.stuck ? 'stuck' : '' },
+  el('td', { class: 'select' }, liveState(r)
+    ? el('input', { type: 'checkbox', 'data-select': r.session, 'aria-label': t('board.select', { name: r.name }), checked: selected.has(r.session) })
+    : ''),
   el('th', { scope: 'row' }, r.session
     ? el('a', { href: `/instructor/classes/${encodeURIComponent(name)}/sessions/${encodeURIComponent(r.session)}` }, r.name)
     : r.name),
@@ -41,19 +70,21 @@ const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.sessi
   el('td', {}, r.quizTotal > 0 ? `${r.quizScore}/${r.quizTotal}` : '–'),
   el('td', { class: 'activity' }, ago(r.lastActivity)),
   el('td', { class: 'stuck' }, r.stuck ? t(`board.stuck.${r.stuck}`) : ''),
-  el('td', { class: 'actions' }, r.session && ['provisioning', 'ready', 'in-exercise'].includes(r.state) ? [
+  el('td', { class: 'actions' }, liveState(r) ? [
     el('button', { type: 'button', 'data-act': 'reset', 'data-session': r.session }, t('board.reset')), ' ',
+    el('button', { type: 'button', 'data-act': 'extend', 'data-session': r.session }, t('board.extend')), ' ',
     el('button', { type: 'button', class: 'danger', 'data-act': 'end', 'data-session': r.session }, t('board.end')),
   ].reduce((f, n) => { f.append(n); return f; }, document.createDocumentFragment()) : ''));
 
 const render = (b) => {
   head.replaceChildren(
-    el('th', {}, t('board.learner')), el('th', {}, t('board.state')), el('th', {}, t('board.exercise')),
+    el('th', {}, ''), el('th', {}, t('board.learner')), el('th', {}, t('board.state')), el('th', {}, t('board.exercise')),
     ...b.columns.map((c) => el('th', { title: c.lab }, c.title || c.exercise)),
     el('th', {}, t('board.passed')), el('th', {}, t('board.hints')), el('th', {}, t('board.quiz')),
     el('th', {}, t('board.activity')), el('th', {}, t('board.stuck')), el('th', {}, ''));
   body.replaceChildren(...b.rows.map(row));
-  if (!b.rows.length) body.append(el('tr', {}, el('td', { colspan: b.columns.length + 9 }, t('board.nomembers'))));
+  showCapacity(b.capacity);
+  if (!b.rows.length) body.append(el('tr', {}, el('td', { colspan: b.columns.length + 10 }, t('board.nomembers'))));
 };
 
 let fetching = null;
@@ -66,6 +97,15 @@ const refresh = async () => {
   if (again) { again = false; refresh(); }
 };
 
+// extendBody is the time to add, from the toolbar's minutes.
+const extendBody = () => ({ minutes: Number(document.getElementById('extend-minutes').value) });
+
+body.addEventListener('change', (e) => {
+  const box = e.target.closest('input[data-select]');
+  if (!box) return;
+  if (box.checked) selected.add(box.dataset.select); else selected.delete(box.dataset.select);
+});
+
 body.addEventListener('click', async (e) => {
   const b = e.target.closest('button[data-act]');
   if (!b) return;
@@ -73,9 +113,26 @@ body.addEventListener('click', async (e) => {
   b.disabled = true;
   note.textContent = t('board.working');
   try {
-    await call('POST', `${base}/sessions/${encodeURIComponent(b.dataset.session)}/${b.dataset.act}`);
+    await call('POST', `${base}/sessions/${encodeURIComponent(b.dataset.session)}/${b.dataset.act}`,
+      b.dataset.act === 'extend' ? extendBody() : undefined);
     note.textContent = t('board.done');
   } catch (err) { note.textContent = err.message; }
+  refresh();
+});
+
+document.getElementById('extend-selected').addEventListener('click', async (e) => {
+  if (!selected.size) { note.textContent = t('board.noselection'); return; }
+  e.target.disabled = true;
+  note.textContent = t('board.working');
+  const failed = [];
+  for (const id of selected) {
+    try {
+      await call('POST', `${base}/sessions/${encodeURIComponent(id)}/extend`, extendBody());
+    } catch (err) { failed.push(err.message); }
+  }
+  note.textContent = failed.length ? failed.join(' · ') : t('board.extended', { n: selected.size });
+  selected.clear();
+  e.target.disabled = false;
   refresh();
 });
 

@@ -57,8 +57,17 @@ function tickSteps() {
 
 let starting = false;
 
+// showQueue says where a start waiting for room on the machine stands.
+function showQueue(q) {
+  const where = t('lab.queue', { n: q.position, of: q.length });
+  const when = q.estimateMs ? t('lab.queue.estimate', { d: duration(q.estimateMs) }) : t('lab.queue.noestimate');
+  $('start-note').textContent = `${where} ${when}`;
+}
+
 function onUpdate(u) {
+  if (u.kind === 'queue' && u.data?.queue && starting) showQueue(u.data.queue);
   if (u.kind === 'step' && u.data) {
+    if (starting && !entered) $('start-note').textContent = t('lab.starting');
     // A start's steps go to its list; those of a running action (chaos,
     // reset) to the note under the controls.
     // A start's steps may come after its answer (the events stream and

@@ -8,6 +8,7 @@ import (
 
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
 )
 
 // classEventsEvery is how often a board's events are polled from the
@@ -57,7 +58,7 @@ func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.Class
 
 func classEntry(c class.Class) server.ClassEntry {
 	return server.ClassEntry{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
-		Owner: c.Owner, State: c.State}
+		Owner: c.Owner, State: c.State, Warm: c.Warm}
 }
 
 // Board is the class's board (see app.App.Board).
@@ -67,6 +68,11 @@ func (w *Web) Board(ctx context.Context, in server.Instructor, name, l string) (
 		return nil, classErr(err)
 	}
 	out := &server.Board{Class: classEntry(b.Class), At: b.At}
+	if c := b.Capacity; c != nil {
+		out.Capacity = &server.Capacity{Queue: c.Queue, Estimate: c.Estimate, Reason: c.Reason, Live: c.Live, Starting: c.Starting,
+			MaxClusters: c.MaxClusters, ClusterMemory: c.Cost.Memory, ClusterCPU: c.Cost.CPU, Measured: c.Cost.Clusters,
+			MemAvailable: c.Headroom.MemAvailable, IdleCores: c.Headroom.IdleCores, Cores: c.Headroom.Cores}
+	}
 	for _, c := range b.Columns {
 		out.Columns = append(out.Columns, server.BoardColumn{Lab: c.Lab, Exercise: c.Exercise, Title: c.Title, TimeLimit: c.TimeLimit})
 	}
@@ -132,9 +138,28 @@ func (w *Web) EndLearner(ctx context.Context, in server.Instructor, name, id str
 	return st, nil
 }
 
+// ExtendLearner adds time to the limit of a session of the class.
+func (w *Web) ExtendLearner(ctx context.Context, in server.Instructor, name, id string, by time.Duration) (any, error) {
+	st, err := w.a.ExtendLearner(ctx, actor(in), name, id, by, nil)
+	if errors.Is(err, session.ErrInvalidExtension) {
+		return nil, classified{err, server.ErrInvalid}
+	}
+	if err != nil {
+		return nil, classErr(err)
+	}
+	return st, nil
+}
+
+// ClassesChanged makes the classes' warm pools follow a class created or
+// edited here at once, rather than at the next housekeeping.
+func (w *Web) ClassesChanged() { w.pools.Poke() }
+
 // CloseClass closes the class.
 func (w *Web) CloseClass(ctx context.Context, in server.Instructor, name string) error {
 	_, err := w.a.Classes.Close(ctx, actor(in), name)
+	if err == nil {
+		w.pools.Poke() // its warm sessions go now
+	}
 	return classErr(err)
 }
 

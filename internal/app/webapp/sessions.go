@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"time"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/quiz"
@@ -140,8 +141,13 @@ func (w *Web) Status(ctx context.Context, id string) (any, error) {
 
 func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server.Update)) (any, error) {
 	began := time.Now()
-	v, err := w.a.Start(ctx, session.StartOptions{Learner: learner, Lab: labID, Lang: l}, progress(p))
+	// A learner who leaves the page while the start waits for room
+	// leaves the queue; once started, the start runs to the end.
+	o := session.StartOptions{Learner: learner, Lab: labID, Lang: l, Admit: w.a.AdmitWithin(server.Request(ctx))}
+	v, err := w.a.Start(ctx, o, progress(p))
 	switch {
+	case errors.Is(err, app.ErrLeftQueue):
+		// Nothing was started: nothing to time.
 	case refusal(err) != nil:
 		// The learner's class said no: nothing was started.
 		w.metrics.Refused(metrics.RefusedForbidden)

@@ -58,6 +58,7 @@ type Web struct {
 	metrics *metrics.Metrics
 
 	keeper *app.Keeper // nil without a warm pool
+	pools  *app.ClassPools
 
 	stopHousekeeping context.CancelFunc
 	housekeepingDone chan struct{}
@@ -75,7 +76,7 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Web{a: a, log: o.Logger, render: lesson.New(), views: map[string]*server.LabView{}}
-	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Logger: o.Logger})
+	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
 	if o.BinDir != "" {
 		r, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger,
@@ -97,6 +98,10 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 	w.watcher = a.Sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
 	w.watcher.Start(context.WithoutCancel(ctx))
 	w.housekeep(context.WithoutCancel(ctx), o)
+	// Each class's own warm sessions (oplab class edit --warm) follow the
+	// classes as housekeeping reads them, and at once after a change here.
+	w.pools = a.ClassPools(app.PoolOptions{Logger: o.Logger})
+	w.pools.Start(context.WithoutCancel(ctx), o.HousekeepingEvery)
 	if len(o.Warm.Sizes) > 0 {
 		wo := o.Warm
 		provider := a.Clusters.Info().Name
@@ -167,6 +172,7 @@ func (w *Web) Close() error {
 	if w.keeper != nil {
 		w.keeper.Stop()
 	}
+	w.pools.Stop()
 	w.stopHousekeeping()
 	<-w.housekeepingDone
 	w.watcher.Stop()

@@ -1,0 +1,41 @@
+package admission
+
+import "testing"
+
+func TestPolicyDecide(t *testing.T) {
+	t.Parallel()
+	cost := Cost{Memory: 300 * MiB, CPU: 0.05, Clusters: 3}
+	roomy := Headroom{MemAvailable: 8 << 30, IdleCores: 1.5, Cores: 2}
+	p := Policy{MaxClusters: 10, MemoryMargin: 512 * MiB, CPUShare: 0.9}
+	busy := Headroom{MemAvailable: 8 << 30, IdleCores: 0, Cores: 2}
+	tests := []struct {
+		name string
+		p    Policy
+		in   Inputs
+		want Decision
+	}{
+		{"room for one more", p, Inputs{Live: 3, Headroom: roomy, Cost: cost}, Decision{Admit: true}},
+		{"cap reached by live clusters", p, Inputs{Live: 10, Headroom: roomy, Cost: cost}, Decision{Reason: ReasonCap}},
+		{"cap reached counting starts", p, Inputs{Live: 8, Starting: 2, Headroom: roomy, Cost: cost}, Decision{Reason: ReasonCap}},
+		{"no cap", Policy{MemoryMargin: p.MemoryMargin}, Inputs{Live: 500, Headroom: roomy, Cost: cost}, Decision{Admit: true}},
+		{"memory exactly fits with margin", p, Inputs{Headroom: Headroom{MemAvailable: 812 * MiB, Cores: 2}, Cost: cost}, Decision{Admit: true}},
+		{"memory one byte short of the margin", p, Inputs{Headroom: Headroom{MemAvailable: 812*MiB - 1, Cores: 2}, Cost: cost}, Decision{Reason: ReasonMemory}},
+		{"starting clusters reserve their memory", p, Inputs{Starting: 2, Headroom: Headroom{MemAvailable: 1400 * MiB, Cores: 2}, Cost: cost}, Decision{Reason: ReasonMemory}},
+		{"starting clusters fit", p, Inputs{Starting: 2, Headroom: Headroom{MemAvailable: 1412 * MiB, Cores: 2}, Cost: cost}, Decision{Admit: true}},
+		{"no idle cpu now is no reason to queue", p, Inputs{Live: 3, Headroom: busy, Cost: cost}, Decision{Admit: true}},
+		{"running clusters' cpu fills the share", Policy{CPUShare: 0.9}, Inputs{Live: 31, Starting: 5, Headroom: busy, Cost: cost}, Decision{Reason: ReasonCPU}},
+		{"running clusters' cpu exactly fills the share", Policy{CPUShare: 0.9}, Inputs{Live: 30, Starting: 5, Headroom: busy, Cost: Cost{CPU: 0.05}}, Decision{Admit: true}},
+		{"no cpu rule", Policy{}, Inputs{Live: 1000, Headroom: busy, Cost: cost}, Decision{Admit: true}},
+		{"idle cpu asked for and missing", Policy{MinIdleCores: 0.5}, Inputs{Headroom: Headroom{MemAvailable: 8 << 30, IdleCores: 0.4, Cores: 2}, Cost: cost}, Decision{Reason: ReasonCPU}},
+		{"idle cpu asked for and there", Policy{MinIdleCores: 0.5}, Inputs{Headroom: Headroom{MemAvailable: 8 << 30, IdleCores: 0.5, Cores: 2}, Cost: cost}, Decision{Admit: true}},
+		{"cap is checked before memory", p, Inputs{Live: 10, Headroom: Headroom{}, Cost: cost}, Decision{Reason: ReasonCap}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.p.Decide(tt.in); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

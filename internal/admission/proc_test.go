@@ -1,0 +1,135 @@
+package admission
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+// child runs a command with the cluster marker dir in its environment
+// (none when dir is empty) until the test ends.
+func child(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if dir != "" {
+		cmd.Env = append(cmd.Env, MarkerVar+"="+dir)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+}
+
+// waitEnv waits until every child shows its marker in /proc (the kernel
+// lets the parent go on before the child's exec has laid out its
+// environment).
+func waitClusters(t *testing.T, m *Meter, want int) map[string]Cost {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, err := m.Clusters(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == want || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestMeterClustersFromProc(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "clusters")
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	child(t, a, "sleep", "60")
+	child(t, a, "sleep", "60")
+	child(t, b, "sh", "-c", "while :; do :; done") // a busy cluster
+	child(t, filepath.Join(root, "elsewhere", "c"), "sleep", "60")
+	child(t, "", "sleep", "60")
+	m, err := NewMeter(MeterOptions{ClusterDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitClusters(t, m, 2)
+	time.Sleep(time.Second) // a window to measure CPU over
+	got, err := m.Clusters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got clusters %v, want a and b only", got)
+	}
+	for _, d := range []string{a, b} {
+		if got[d].Memory == 0 {
+			t.Errorf("cluster %s: got memory 0, want its processes' PSS", d)
+		}
+	}
+	if got[a].CPU > 0.2 {
+		t.Errorf("sleeping cluster a: got %.2f cores, want about 0", got[a].CPU)
+	}
+	// A shared machine gives the busy loop what it can spare: some of a
+	// core, and clearly more than the sleepers.
+	if got[b].CPU < 0.01 || got[b].CPU <= got[a].CPU {
+		t.Errorf("busy cluster b: got %.2f cores (a: %.2f), want clearly more than a", got[b].CPU, got[a].CPU)
+	}
+	c, err := m.Cost(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Sampled again, so not to the byte what got says.
+	if hi := max(got[a].Memory, got[b].Memory); c.Clusters != 2 || c.Memory < hi/2 || c.Memory > 2*hi {
+		t.Errorf("got cost %+v, want about the upper median of 2 clusters %v", c, got)
+	}
+}
+
+func TestMeterAssumedWithNoCluster(t *testing.T) {
+	t.Parallel()
+	m, err := NewMeter(MeterOptions{ClusterDir: filepath.Join(t.TempDir(), "clusters")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := m.Cost(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultAssumed
+	if c != want {
+		t.Errorf("got %+v, want the assumed %+v", c, want)
+	}
+}
+
+func TestMeterHeadroomFromProc(t *testing.T) {
+	t.Parallel()
+	m, err := NewMeter(MeterOptions{ClusterDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := m.Headroom(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mi, err := fs.Meminfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.MemAvailable == 0 || h.MemAvailable > *mi.MemTotalBytes {
+		t.Errorf("got MemAvailable %d, want between 0 and MemTotal %d", h.MemAvailable, *mi.MemTotalBytes)
+	}
+	if h.Cores < 1 || h.IdleCores < 0 || h.IdleCores > float64(h.Cores) {
+		t.Errorf("got %.2f idle of %d cores, want between 0 and all", h.IdleCores, h.Cores)
+	}
+	if _, err := os.Stat("/proc/self/smaps_rollup"); err != nil {
+		t.Logf("no smaps_rollup: memory is RSS")
+	}
+}

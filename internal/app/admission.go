@@ -1,0 +1,129 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/session"
+)
+
+// Admission says how starts are admitted onto the machine (see package
+// admission): the zero value measures this machine with the default
+// margins and has no hard cap.
+type Admission struct {
+	// MaxClusters caps the live clusters, learners' and warm ones; no cap
+	// when zero.
+	MaxClusters int
+	// MemoryMargin is memory kept free; admission.DefaultMemoryMargin
+	// when zero.
+	MemoryMargin uint64
+	// CPUShare is the share of the cores clusters may take running;
+	// admission.DefaultCPUShare when zero, no CPU rule when negative.
+	CPUShare float64
+	// MinIdleCores queues starts while fewer cores are idle; off when zero.
+	MinIdleCores float64
+	// Source measures the machine: when nil, /proc, and the clusters
+	// under the data directory.
+	Source admission.Source
+	// Every is how often a waiting start looks again;
+	// admission.DefaultEvery when zero.
+	Every time.Duration
+}
+
+// ErrNoRoom is a warm session's preparation put off: the machine has no
+// room for it now, or learners wait for room.
+var ErrNoRoom = errors.New("no room on the machine")
+
+// newGate builds the admission gate of c.
+func newGate(c Config, live func(context.Context) (int, error)) (*admission.Gate, error) {
+	ad := c.Admission
+	if ad.Source == nil {
+		m, err := admission.NewMeter(admission.MeterOptions{ClusterDir: filepath.Join(c.DataDir, "clusters")})
+		if err != nil {
+			return nil, err
+		}
+		ad.Source = m
+	}
+	p := admission.Policy{MaxClusters: ad.MaxClusters, MemoryMargin: ad.MemoryMargin, CPUShare: ad.CPUShare, MinIdleCores: ad.MinIdleCores}
+	if p.MemoryMargin == 0 {
+		p.MemoryMargin = admission.DefaultMemoryMargin
+	}
+	switch {
+	case p.CPUShare == 0:
+		p.CPUShare = admission.DefaultCPUShare
+	case p.CPUShare < 0:
+		p.CPUShare = 0
+	}
+	return admission.New(admission.Options{Policy: p, Source: ad.Source, Live: live, Every: ad.Every, Logger: c.Logger}), nil
+}
+
+// liveClusters counts the sessions whose clusters run and are made:
+// ready or in an exercise, a learner's or warm. The gate counts the
+// starts under way itself.
+func (a *App) liveClusters(ctx context.Context) (int, error) {
+	counts, err := a.store.CountSessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return counts[string(session.Ready)] + counts[string(session.InExercise)], nil
+}
+
+// admitWait is a learner's start's session.Admit: it waits its turn in
+// the queue, telling progress where it stands.
+func (a *App) admitWait(ctx context.Context, progress session.Progress) (func(bool), error) {
+	t, err := a.gate.Wait(ctx, func(p admission.Position) {
+		if progress != nil {
+			progress(session.QueueUpdate(session.QueueData{Position: p.Position, Length: p.Length,
+				Estimate: session.Millis(p.Estimate / time.Millisecond), Reason: p.Reason}))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t.Done, nil
+}
+
+// AdmitWithin returns the admission of a start whose waiting in the queue
+// ends with wait as well (the request of a page that may be left), while
+// the start itself, once admitted, runs on its own context to the end, so
+// that no session is left half-made.
+func (a *App) AdmitWithin(wait context.Context) session.Admit {
+	return func(ctx context.Context, progress session.Progress) (func(bool), error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(wait, cancel)
+		defer stop()
+		return a.admitWait(ctx, progress)
+	}
+}
+
+// ErrLeftQueue is a start given up while it waited for room.
+var ErrLeftQueue = admission.ErrLeft
+
+// admitNow is a warm session's session.Admit: it never waits, and never
+// takes a waiting learner's turn.
+func (a *App) admitNow(ctx context.Context, _ session.Progress) (func(bool), error) {
+	t, ok, err := a.gate.Try(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrNoRoom
+	}
+	return t.Done, nil
+}
+
+// Capacity is the machine as admission sees it: the queue, its estimate,
+// the measured cost of a cluster and the headroom left.
+type Capacity = admission.Snapshot
+
+// Capacity returns the machine's capacity now.
+func (a *App) Capacity(ctx context.Context) (Capacity, error) {
+	return a.gate.Snapshot(ctx)
+}
+
+// Queued returns how many starts wait for room (for a metric).
+func (a *App) Queued() int { return a.gate.Queued() }

@@ -1,0 +1,154 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/session"
+)
+
+// oneCluster is a machine with memory for one cluster: its headroom is
+// what the clusters the provider lists leave of it.
+type oneCluster struct {
+	mu sync.Mutex
+	a  *App
+}
+
+const testClusterCost = 300 * admission.MiB
+
+func (m *oneCluster) Headroom(ctx context.Context) (admission.Headroom, error) {
+	m.mu.Lock()
+	a := m.a
+	m.mu.Unlock()
+	list, err := a.Clusters.List(ctx)
+	if err != nil {
+		return admission.Headroom{}, err
+	}
+	total := uint64(testClusterCost + admission.DefaultMemoryMargin)
+	used := min(total, uint64(len(list))*testClusterCost)
+	return admission.Headroom{MemAvailable: total - used, IdleCores: 2, Cores: 2}, nil
+}
+
+func (m *oneCluster) Cost(context.Context) (admission.Cost, error) {
+	return admission.Cost{Memory: testClusterCost, CPU: 0.01, Clusters: 1}, nil
+}
+
+// updates collects what a start's progress hears.
+type updates struct {
+	mu   sync.Mutex
+	list []session.Update
+}
+
+func (u *updates) progress(up session.Update) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.list = append(u.list, up)
+}
+
+func (u *updates) queued() []session.QueueData {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []session.QueueData
+	for _, up := range u.list {
+		if up.Kind == session.KindQueue && up.Queue != nil {
+			out = append(out, *up.Queue)
+		}
+	}
+	return out
+}
+
+// TestStartQueuedUntilRoom, on real clusters: on a machine with room for
+// one cluster, a second learner's start waits in the queue — hearing its
+// place, with no session recorded — until the first session ends, then
+// starts; a third who leaves the page while queued leaves nothing.
+func TestStartQueuedUntilRoom(t *testing.T) {
+	ctx := context.Background()
+	src := &oneCluster{}
+	a, err := Open(ctx, Config{DataDir: t.TempDir(), BinDir: clustertest.BinDir(t),
+		Admission: Admission{Source: src, Every: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.a = a
+	t.Cleanup(func() { a.Close() })
+	t.Cleanup(func() { stopAll(t, a) })
+
+	alice, err := a.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var bobHeard updates
+	type result struct {
+		st  *session.Status
+		err error
+	}
+	bob := make(chan result, 1)
+	go func() {
+		st, err := a.Start(ctx, session.StartOptions{Learner: "bob", Lab: "failover"}, bobHeard.progress)
+		bob <- result{st, err}
+	}()
+	waitFor(t, "bob is queued", func() bool { return len(bobHeard.queued()) > 0 })
+	if got, want := bobHeard.queued()[0], (session.QueueData{Position: 1, Length: 1, Reason: admission.ReasonMemory}); got != want {
+		t.Errorf("bob heard %+v, want %+v", got, want)
+	}
+
+	// carol queues behind bob, then leaves the page.
+	var carolHeard updates
+	carolCtx, leave := context.WithCancel(ctx)
+	carol := make(chan error, 1)
+	go func() {
+		_, err := a.Start(carolCtx, session.StartOptions{Learner: "carol", Lab: "failover"}, carolHeard.progress)
+		carol <- err
+	}()
+	waitFor(t, "carol is queued second", func() bool {
+		q := carolHeard.queued()
+		return len(q) > 0 && q[len(q)-1].Position == 2
+	})
+	c, err := a.Capacity(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Queue != 2 || c.Cost.Memory != testClusterCost || c.Reason != admission.ReasonMemory {
+		t.Errorf("capacity: got %+v, want 2 queued for memory, a cluster costing %d", c, testClusterCost)
+	}
+	leave()
+	if err := <-carol; !errors.Is(err, context.Canceled) {
+		t.Errorf("carol left: got %v, want context.Canceled", err)
+	}
+	for _, who := range []string{"bob", "carol"} {
+		if list, err := a.Sessions.Sessions(ctx, who); err != nil || len(list) != 0 {
+			t.Errorf("%s while queued: got sessions %v (%v), want none", who, list, err)
+		}
+	}
+	select {
+	case r := <-bob:
+		t.Fatalf("bob's start ended while alice's cluster took the room: %v, %v", r.st, r.err)
+	default:
+	}
+
+	if _, err := a.Sessions.Stop(ctx, alice.ID, "done", nil); err != nil {
+		t.Fatal(err)
+	}
+	r := <-bob
+	if r.err != nil {
+		t.Fatalf("bob's start after alice's ended: %v", r.err)
+	}
+	if r.st.Learner != "bob" || r.st.State != session.Ready || !r.st.ClusterLive {
+		t.Errorf("bob's session: got %s of %s (cluster live %v), want ready", r.st.State, r.st.Learner, r.st.ClusterLive)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+	}
+}
