@@ -58,22 +58,33 @@ type Policy struct {
 	// MinIdleCores, when set, queues a start while fewer cores than this
 	// are idle.
 	MinIdleCores float64
+	// StartCores is the CPU one start takes while it runs; starts beyond
+	// the cores it allows wait (one start is always allowed). No rule
+	// when zero.
+	StartCores float64
 }
 
 // Defaults: a memory margin of about what a cluster's start takes on top
 // of its running cost, so a start admitted at the edge does not push the
 // machine into swap; and a tenth of the cores left for the server and
 // the learners' work.
+//
+// A start is CPU-bound from the cluster's first process to the lab's first
+// exercise, near one core on this 2-core machine; its running cost comes
+// after. Without a rule for it, a class of 30 starting within 10 s was
+// admitted whole (30 running clusters fit the CPU share) and 27 of the API
+// servers were not healthy after 90 s (BenchmarkClassOf30, cold).
 const (
 	DefaultMemoryMargin = 512 * MiB
 	DefaultCPUShare     = 0.9
+	DefaultStartCores   = 1.0
 )
 
 // Decision is the rule's answer: Admit, or why not.
 type Decision struct {
 	Admit bool
 	// Reason names the limit that queued the start: ReasonCap,
-	// ReasonMemory or ReasonCPU; "" when admitted.
+	// ReasonMemory, ReasonCPU or ReasonStarts; "" when admitted.
 	Reason string
 }
 
@@ -82,6 +93,7 @@ const (
 	ReasonCap    = "max-clusters"
 	ReasonMemory = "memory"
 	ReasonCPU    = "cpu"
+	ReasonStarts = "starts"
 )
 
 // Decide applies p to in.
@@ -101,6 +113,9 @@ func (p Policy) Decide(in Inputs) Decision {
 	}
 	if p.MinIdleCores > 0 && in.Headroom.IdleCores+1e-3 < p.MinIdleCores {
 		return Decision{Reason: ReasonCPU}
+	}
+	if p.StartCores > 0 && in.Starting > 0 && float64(in.Starting+1)*p.StartCores > float64(in.Headroom.Cores)+1e-3 {
+		return Decision{Reason: ReasonStarts}
 	}
 	return Decision{Admit: true}
 }

@@ -28,6 +28,10 @@ func TestPolicyDecide(t *testing.T) {
 		{"no cpu rule", Policy{}, Inputs{Live: 1000, Headroom: busy, Cost: cost}, Decision{Admit: true}},
 		{"idle cpu asked for and missing", Policy{MinIdleCores: 0.5}, Inputs{Headroom: Headroom{MemAvailable: 8 << 30, IdleCores: 0.4, Cores: 2}, Cost: cost}, Decision{Reason: ReasonCPU}},
 		{"idle cpu asked for and there", Policy{MinIdleCores: 0.5}, Inputs{Headroom: Headroom{MemAvailable: 8 << 30, IdleCores: 0.5, Cores: 2}, Cost: cost}, Decision{Admit: true}},
+		{"a second start fits two cores", Policy{StartCores: 1}, Inputs{Starting: 1, Headroom: roomy, Cost: cost}, Decision{Admit: true}},
+		{"a third start waits on two cores", Policy{StartCores: 1}, Inputs{Starting: 2, Headroom: roomy, Cost: cost}, Decision{Reason: ReasonStarts}},
+		{"one start is always allowed", Policy{StartCores: 4}, Inputs{Headroom: roomy, Cost: cost}, Decision{Admit: true}},
+		{"no start rule", Policy{}, Inputs{Starting: 20, Headroom: roomy, Cost: cost}, Decision{Admit: true}},
 		{"cap is checked before memory", p, Inputs{Live: 10, Headroom: Headroom{}, Cost: cost}, Decision{Reason: ReasonCap}},
 	}
 	for _, tt := range tests {

@@ -51,6 +51,9 @@ func newGate(c Config, live func(context.Context) (int, error)) (*admission.Gate
 	if p.MemoryMargin == 0 {
 		p.MemoryMargin = admission.DefaultMemoryMargin
 	}
+	if p.StartCores == 0 {
+		p.StartCores = admission.DefaultStartCores
+	}
 	switch {
 	case p.CPUShare == 0:
 		p.CPUShare = admission.DefaultCPUShare

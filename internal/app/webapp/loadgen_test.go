@@ -72,7 +72,8 @@ func BenchmarkClassOf30(b *testing.B) {
 	b.Run("warm", func(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
-			s := newSiteWith(b, ServerConfig{Warm: app.PoolOptions{Sizes: map[string]int{"failover": n}, MaxClusters: n, Every: 200 * time.Millisecond}})
+			s := newSiteOf(b, app.Config{Admission: app.Admission{MaxClusters: n}},
+				ServerConfig{Warm: app.PoolOptions{Sizes: map[string]int{"failover": n}, Every: 200 * time.Millisecond}})
 			waitWarm(b, s, n)
 			b.StartTimer()
 			reportClass(b, runClass(b, s, n, 10*time.Second))

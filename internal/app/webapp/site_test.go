@@ -37,11 +37,16 @@ type site struct {
 func newSite(t testing.TB) *site { return newSiteWith(t, ServerConfig{}) }
 
 // newSiteWith starts a site whose server has c's warm pool and expiry.
-func newSiteWith(t testing.TB, c ServerConfig) *site {
+func newSiteWith(t testing.TB, c ServerConfig) *site { return newSiteOf(t, app.Config{}, c) }
+
+// newSiteOf starts a site whose application has ac's settings (its
+// admission) and whose server has c's.
+func newSiteOf(t testing.TB, ac app.Config, c ServerConfig) *site {
 	t.Helper()
 	ctx := context.Background()
 	s := &site{bin: clustertest.BinDir(t), data: t.TempDir()}
-	a, err := app.Open(ctx, app.Config{DataDir: s.data, BinDir: s.bin})
+	ac.DataDir, ac.BinDir = s.data, s.bin
+	a, err := app.Open(ctx, ac)
 	if err != nil {
 		t.Fatal(err)
 	}
