@@ -21,6 +21,10 @@ func classErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, class.ErrChanged):
+		return classified{err, server.ErrChanged}
+	case errors.Is(err, class.ErrExists):
+		return classified{err, server.ErrConflict}
 	case errors.Is(err, class.ErrBadCredentials):
 		return classified{err, server.ErrBadCredentials}
 	case errors.Is(err, class.ErrForbidden):
@@ -57,7 +61,7 @@ func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.Class
 
 func classEntry(c class.Class) server.ClassEntry {
 	return server.ClassEntry{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
-		Owner: c.Owner, State: c.State}
+		Owner: c.Owner, State: c.State, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Closed: c.Closed, Version: c.Version}
 }
 
 // Board is the class's board (see app.App.Board).
