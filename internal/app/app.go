@@ -72,7 +72,9 @@ type App struct {
 	// Classes runs instructors, classes and the learners who join them.
 	Classes *class.Service
 
-	store *store.SQLite
+	store   *store.SQLite
+	dataDir string
+	log     *slog.Logger
 }
 
 // Open builds the application layer from c.
@@ -104,11 +106,14 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a := &App{Course: crs, Clusters: p, store: st, dataDir: c.DataDir, log: c.Logger}
 	m, err := session.New(session.Options{
 		Store: st, Provider: p, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
 		// Two oplab processes (a server and a command in a terminal, or
 		// two terminals) take turns on a session.
 		LockDir: filepath.Join(c.DataDir, "locks"),
+		// The operator's log lives in the cluster: keep it for the debrief.
+		BeforeDelete: a.keepOperatorLog,
 	})
 	if err != nil {
 		st.Close()
@@ -119,7 +124,8 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	return &App{Course: crs, Sessions: m, Clusters: p, Classes: classes, store: st}, nil
+	a.Sessions, a.Classes = m, classes
+	return a, nil
 }
 
 // NewProvider returns the cluster provider c names, without the rest of
