@@ -29,6 +29,7 @@ func (s *Server) instructorRoutes(a *gin.RouterGroup) {
 	g.POST("/close", s.apiCloseClass)
 	g.GET("/sessions/:id", s.apiClassSession)
 	g.GET("/sessions/:id/timeline", s.apiClassTimeline)
+	g.GET("/sessions/:id/debrief", s.apiClassDebrief)
 	g.POST("/sessions/:id/reset", s.apiResetLearner)
 	g.POST("/sessions/:id/end", s.apiEndLearner)
 }
