@@ -38,6 +38,7 @@ function debrief(root) {
         log: raw.log.map((l) => ({ ...l, at: Date.parse(l.time) })),
       };
       const atEnd = scrub.disabled || Number(scrub.value) >= Number(scrub.max);
+      root.dataset.start = String(start);
       scrub.max = String(end - start);
       scrub.disabled = false;
       if (atEnd) scrub.value = scrub.max;
