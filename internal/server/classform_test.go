@@ -65,3 +65,33 @@ func TestClassForms(t *testing.T) {
 		})
 	}
 }
+
+// TestDebriefRoutes: a session's debrief reaches its learner and the
+// instructor of its class only.
+func TestDebriefRoutes(t *testing.T) {
+	ts := newTestServer(t)
+	ada, _ := ts.instructorSignIn(t, "ada", "ada-password")
+	bob, _ := ts.instructorSignIn(t, "bob", "bob-password")
+	for _, tc := range []struct {
+		who  string
+		c    *http.Client
+		path string
+		want int
+	}{
+		{"learner, own session", ts.client, "/api/sessions/alice-1/debrief", http.StatusOK},
+		{"learner, another's session", ts.client, "/api/sessions/bob-1/debrief", http.StatusNotFound},
+		{"learner, through the class", ts.client, "/api/classes/morning/sessions/bob-1/debrief", http.StatusNotFound},
+		{"the class's instructor", ada, "/api/classes/morning/sessions/bob-1/debrief", http.StatusOK},
+		{"the class's instructor, a session outside it", ada, "/api/classes/morning/sessions/alice-1/debrief", http.StatusNotFound},
+		{"the class's instructor, the learner's route", ada, "/api/sessions/bob-1/debrief", http.StatusNotFound},
+		{"another instructor", bob, "/api/classes/morning/sessions/bob-1/debrief", http.StatusForbidden},
+	} {
+		code, body, _ := do(t, tc.c, "GET", ts.URL+tc.path, "", nil)
+		if code != tc.want {
+			t.Errorf("%s: GET %s: got %d, want %d", tc.who, tc.path, code, tc.want)
+		}
+		if code == http.StatusOK && !strings.Contains(body, `"kind":"recovered"`) {
+			t.Errorf("%s: GET %s: got %s, want the debrief", tc.who, tc.path, body)
+		}
+	}
+}

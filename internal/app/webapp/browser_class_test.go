@@ -105,7 +105,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 		chromedp.WaitVisible(`#classes tr[data-class="morning"].saved`),
 		bt.TextContains(`#classes tr[data-class="morning"]`, "0 / 10"))
 
-	grace, linus := join(t, ada, s, sh, code, "Grace"), join(t, ada, s, sh, code, "Linus")
+	grace, linus := join(t, bt.New(t, errs.Listen), s, sh, code, "Grace"), join(t, bt.New(t, errs.Listen), s, sh, code, "Linus")
 	step(ada, "the board lists both learners", 30*time.Second,
 		chromedp.Navigate(s.url+"/instructor/classes/morning"),
 		chromedp.WaitVisible(`#grid-body tr:nth-child(2)`),
@@ -168,12 +168,10 @@ func front() chromedp.Action[chromedp.Void] {
 	})
 }
 
-// join opens a browser of the learner's own (a new browser context: its
-// own cookies) and joins the class with code under name.
-func join(t *testing.T, browser context.Context, s *site, sh *bt.Shots, code, name string) context.Context {
+// join joins the class with code under name in ctx, a browser of the
+// learner's own (its own profile and cookies).
+func join(t *testing.T, ctx context.Context, s *site, sh *bt.Shots, code, name string) context.Context {
 	t.Helper()
-	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
-	t.Cleanup(cancel)
 	sh.Step(t, ctx, 30*time.Second, name+" joins", front(), chromedp.Navigate(s.url+"/join"),
 		chromedp.SendKeys(`#code`, code),
 		chromedp.SendKeys(`#name`, name),
