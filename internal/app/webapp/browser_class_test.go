@@ -150,7 +150,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 	// is not his, whatever route he tries.
 	for _, path := range []string{"/api/sessions/" + id, "/api/sessions/" + id + "/timeline", "/api/sessions/" + id + "/debrief",
 		"/api/sessions/" + id + "/streams/log", "/api/classes/morning/board", "/api/classes/morning/sessions/" + id + "/debrief"} {
-		got := eval[int](t, linus, fmt.Sprintf(`fetch(%q).then((r) => r.status)`, path))
+		got := fetched[int](t, linus, fmt.Sprintf(`fetch(%q).then((r) => r.status)`, path))
 		if got != 403 && got != 404 {
 			t.Errorf("Linus fetches %s: got %d, want 403 or 404", path, got)
 		}
@@ -158,6 +158,17 @@ func TestBrowserRunsAClass(t *testing.T) {
 	if e := errs.List(); len(e) > 0 {
 		t.Errorf("the pages logged errors:\n%s", strings.Join(e, "\n"))
 	}
+}
+
+// fetched evaluates js, a promise, in the tab and returns what it
+// resolves to.
+func fetched[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
 }
 
 // front brings the tab to the front.
@@ -254,7 +265,7 @@ func replay(t *testing.T, ada context.Context, s *site, sh *bt.Shots, id string)
 // recovery; Linus's rows empty.
 func exportChecked(t *testing.T, ada context.Context, score string) {
 	t.Helper()
-	text := eval[string](t, ada, `fetch('/api/classes/morning/export.csv').then((r) => r.text())`)
+	text := fetched[string](t, ada, `fetch('/api/classes/morning/export.csv').then((r) => r.text())`)
 	recs, err := csv.NewReader(strings.NewReader(text)).ReadAll()
 	if err != nil || len(recs) == 0 {
 		t.Fatalf("export: %v\n%s", err, text)
