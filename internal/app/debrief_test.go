@@ -166,3 +166,26 @@ func TestDebriefKeepsTheOperatorLog(t *testing.T) {
 		t.Errorf("after the stop: state %s, last event %s at %v, axis ends %v; want ended, the axis holding the stop", ended.State, last.Kind, last.At, ended.End)
 	}
 }
+
+// BenchmarkDebriefLog reads a recorded operator log of MaxRecordedLog
+// bytes into a debrief's entries, as the replay of an ended session does
+// on each load.
+func BenchmarkDebriefLog(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "kept.log")
+	line := `{"time":"2026-12-07T09:00:00Z","level":"INFO","msg":"in sync, nothing to do","controller":"postgrescluster","PostgresCluster":{"name":"prod-db","namespace":"default"},"reconcileID":"0b7c","took":"1.2ms"}`
+	var sb strings.Builder
+	for i := 0; sb.Len() < MaxRecordedLog; i++ {
+		fmt.Fprintf(&sb, "2026-12-07T09:%02d:%02d.000000000Z stderr F %s\n", i/60%60, i%60, line)
+	}
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		got, _, err := readEntries([]string{path}, MaxDebriefLog)
+		if err != nil || len(got) == 0 {
+			b.Fatalf("read: %d entries, %v", len(got), err)
+		}
+	}
+}
