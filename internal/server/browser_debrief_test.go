@@ -52,7 +52,7 @@ func TestBrowserDebriefScrubber(t *testing.T) {
 		log    int
 		state  string
 	}{
-		{"at the end", -1, []string{"state", "chaos", "check", "console", "check", "recovered"}, "recovered",
+		{"at the end", -1, []string{"state", "chaos", "check", "console", "check", "recovered", "quiz"}, "quiz",
 			[]string{"pass serviceEndpointsPrimary", "pass conditionTrue"}, 3, "delete-primary"},
 		{"before the chaos", 30, []string{"state"}, "state", []string{"none"}, 1, "–"},
 		{"after the failing check", 95, []string{"state", "chaos", "check"}, "check",

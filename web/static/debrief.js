@@ -39,7 +39,11 @@ function debrief(root) {
       };
       const atEnd = scrub.disabled || Number(scrub.value) >= Number(scrub.max);
       root.dataset.start = String(start);
-      scrub.max = String(end - start);
+      // A range's value moves in whole steps from its minimum: a maximum
+      // that is not a whole step could never be reached, nor the last
+      // events with it.
+      const step = Number(scrub.step) || 1;
+      scrub.max = String(Math.ceil((end - start) / step) * step);
       scrub.disabled = false;
       if (atEnd) scrub.value = scrub.max;
       const notes = [t(raw.logSource ? `debrief.${raw.logSource}` : 'debrief.nolog')];
