@@ -123,5 +123,7 @@ function debrief(root) {
 
   scrub.addEventListener('input', show);
   $('debrief-refresh').addEventListener('click', load);
+  // A page that follows the session live says when its timeline grew.
+  document.addEventListener('oplab:timeline', load);
   load();
 }

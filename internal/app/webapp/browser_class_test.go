@@ -64,7 +64,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 	}
 	step(ada, "the class is created", 30*time.Second,
 		chromedp.SetValue(`#new-timelimit`, "90m"),
-		chromedp.Click(`#new-class-form button[type="submit"]`),
+		navigates(chromedp.Click(`#new-class-form button[type="submit"]`)),
 		chromedp.WaitVisible(`#classes tr[data-class="morning"].saved`),
 		bt.TextContains(`#saved-note`, "Join code"),
 		sh.Take("created"))
@@ -96,12 +96,12 @@ func TestBrowserRunsAClass(t *testing.T) {
 		bt.TextContains(`#edit-morning .form-error`, "changed meanwhile"),
 		sh.Take("stale"))
 	step(ada, "reload, then the edit is saved", 30*time.Second,
-		chromedp.Click(`#edit-morning .form-error button.reload`),
+		navigates(chromedp.Click(`#edit-morning .form-error button.reload`)),
 		chromedp.WaitVisible(`#classes tr[data-class="morning"]`),
 		chromedp.Poll[chromedp.Void](`document.querySelector('#edit-morning-capacity')?.value === '6'`),
 		chromedp.Click(`#classes tr[data-class="morning"] a.edit-link`),
 		chromedp.SetValue(`#edit-morning-capacity`, "10"),
-		chromedp.Click(`#edit-morning button[type="submit"]`),
+		navigates(chromedp.Click(`#edit-morning button[type="submit"]`)),
 		chromedp.WaitVisible(`#classes tr[data-class="morning"].saved`),
 		bt.TextContains(`#classes tr[data-class="morning"]`, "0 / 10"))
 
@@ -169,6 +169,28 @@ func fetched[T any](t *testing.T, ctx context.Context, js string) T {
 		t.Fatalf("evaluate %s: %v", js, err)
 	}
 	return v
+}
+
+// navigates runs act, which makes the page load another (a form whose
+// script moves on, a reload), and returns once the new page has loaded:
+// the old page is marked first, and asking the tab while it navigates
+// is an error to wait out, not a failure.
+func navigates(act chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.oplabOldPage = true`), act); err != nil {
+			return err
+		}
+		for {
+			if ok, err := chromedp.Evaluate[bool](`window.oplabOldPage !== true && document.readyState === 'complete'`)(ctx, t); err == nil && ok {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
 }
 
 // front brings the tab to the front.
