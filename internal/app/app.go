@@ -75,8 +75,10 @@ type App struct {
 	// Classes runs instructors, classes and the learners who join them.
 	Classes *class.Service
 
-	store *store.SQLite
-	gate  *admission.Gate
+	store   *store.SQLite
+	gate    *admission.Gate
+	dataDir string
+	log     *slog.Logger
 }
 
 // Open builds the application layer from c.
@@ -108,11 +110,14 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	a := &App{Course: crs, Clusters: p, store: st, dataDir: c.DataDir, log: c.Logger}
 	m, err := session.New(session.Options{
 		Store: st, Provider: p, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
 		// Two oplab processes (a server and a command in a terminal, or
 		// two terminals) take turns on a session.
 		LockDir: filepath.Join(c.DataDir, "locks"),
+		// The operator's log lives in the cluster: keep it for the debrief.
+		BeforeDelete: a.keepOperatorLog,
 	})
 	if err != nil {
 		st.Close()
@@ -123,7 +128,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	a := &App{Course: crs, Sessions: m, Clusters: p, Classes: classes, store: st}
+	a.Sessions, a.Classes = m, classes
 	if a.gate, err = newGate(c, a.liveClusters); err != nil {
 		st.Close()
 		return nil, err

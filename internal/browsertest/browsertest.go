@@ -144,8 +144,11 @@ func (s *Shots) Step(t testing.TB, ctx context.Context, limit time.Duration, nam
 	sctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	if err := chromedp.Do(sctx, actions...); err != nil {
-		_ = chromedp.Do(ctx, s.Take("failed"))
-		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.outerHTML`))
+		// A tab that does not answer must not hang the test's report.
+		fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = chromedp.Do(fctx, s.Take("failed"))
+		html, _ := chromedp.Run(fctx, chromedp.Evaluate[string](`document.body.outerHTML`))
 		t.Logf("page at the failure:\n%s", html)
 		t.Fatalf("%s: %v", name, err)
 	}

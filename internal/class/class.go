@@ -45,6 +45,8 @@ var (
 	ErrForbidden = errors.New("not allowed")
 	// ErrInvalid: the input breaks a rule (the error says which).
 	ErrInvalid = errors.New("invalid")
+	// ErrChanged: the class changed since the caller read it.
+	ErrChanged = errors.New("changed meanwhile")
 	// ErrExists: the name is taken.
 	ErrExists = errors.New("already exists")
 	// ErrBadCredentials: the instructor's name or password is wrong.

@@ -2,6 +2,7 @@ package class
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -23,15 +24,23 @@ type Changes struct {
 	NewCode bool
 	// Reopen undoes Close.
 	Reopen bool
+	// Version, when not zero, is the version of the class the changes
+	// were made from (an edit form's): if the class changed since, Edit
+	// fails with ErrChanged rather than undo the other change.
+	Version int64
 }
 
-// Edit changes a class. It fails with a store conflict error when the
-// class changed since it was read (another instructor's edit at the same
-// moment): read it again and retry.
+// Edit changes a class. It fails with ErrChanged when the class changed
+// since it was read (another instructor's edit at the same moment, or
+// since ch.Version): read it again and retry.
 func (s *Service) Edit(ctx context.Context, a Actor, name string, ch Changes) (*Class, error) {
 	c, err := s.managed(ctx, a, name)
 	if err != nil {
 		return nil, err
+	}
+	if ch.Version != 0 && ch.Version != c.Version {
+		return nil, fmt.Errorf("class %q %w (now version %d, the edit was made from version %d): read it again",
+			name, ErrChanged, c.Version, ch.Version)
 	}
 	sp := Spec{Name: c.Name, Labs: c.Labs, Capacity: c.Capacity, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner,
 		Warm: maps.Clone(c.Warm)}

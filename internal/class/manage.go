@@ -269,7 +269,7 @@ func (s *Service) storeErr(err error, name string) error {
 	case errors.Is(err, store.ErrExists):
 		return fmt.Errorf("class %q: %w", name, ErrExists)
 	case errors.Is(err, store.ErrConflict):
-		return fmt.Errorf("class %q changed meanwhile (read it again and retry): %w", name, err)
+		return fmt.Errorf("class %q %w (read it again and retry): %w", name, ErrChanged, err)
 	}
 	return err
 }

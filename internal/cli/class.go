@@ -31,7 +31,7 @@ type classSpecFlags struct {
 	capacity  int
 	opens     string
 	closes    string
-	timeLimit time.Duration
+	timeLimit string
 	owner     string
 	warm      map[string]int
 }
@@ -42,7 +42,7 @@ func (f *classSpecFlags) add(cmd *cobra.Command) {
 	fl.IntVar(&f.capacity, "capacity", 0, "how many learners may join (0: no cap)")
 	fl.StringVar(&f.opens, "opens", "", `when learners may start joining: "2026-12-07 09:00" (local time), RFC 3339, or "none"`)
 	fl.StringVar(&f.closes, "closes", "", `when the class stops admitting anyone, in the same forms`)
-	fl.DurationVar(&f.timeLimit, "time-limit", 0, "the time limit of each session, such as 90m (0: none)")
+	fl.StringVar(&f.timeLimit, "time-limit", "", "the time limit of each session, such as 90m or 1h30m (0: none)")
 	fl.StringVar(&f.owner, "owner", "", "the instructor who runs the class (default: the only instructor)")
 	fl.StringToIntVar(&f.warm, "warm", nil, "sessions of a lab to keep started ahead while the class is open, so a learner's start takes one at once: --warm failover=5 (0 removes a lab's); oplab serve keeps them")
 }
@@ -65,11 +65,14 @@ device.`,
 			if err != nil {
 				return err
 			}
-			sp := class.Spec{Name: args[0], Labs: f.labs, Capacity: f.capacity, TimeLimit: f.timeLimit, Owner: f.owner, Warm: f.warm}
-			if sp.Opens, err = parseWhen("opens", f.opens); err != nil {
+			sp := class.Spec{Name: args[0], Labs: f.labs, Capacity: f.capacity, Owner: f.owner, Warm: f.warm}
+			if sp.Opens, err = class.ParseWhen("--opens", f.opens, nil); err != nil {
 				return err
 			}
-			if sp.Closes, err = parseWhen("closes", f.closes); err != nil {
+			if sp.Closes, err = class.ParseWhen("--closes", f.closes, nil); err != nil {
+				return err
+			}
+			if sp.TimeLimit, err = class.ParseTimeLimit(f.timeLimit); err != nil {
 				return err
 			}
 			svc, closeStore, err := g.classes(cmd.Context())
@@ -157,7 +160,11 @@ func (f *classSpecFlags) changes(cmd *cobra.Command) (class.Changes, error) {
 		ch.Capacity = &f.capacity
 	}
 	if fl.Changed("time-limit") {
-		ch.TimeLimit = &f.timeLimit
+		d, err := class.ParseTimeLimit(f.timeLimit)
+		if err != nil {
+			return ch, err
+		}
+		ch.TimeLimit = &d
 	}
 	if fl.Changed("owner") {
 		ch.Owner = &f.owner
@@ -172,31 +179,11 @@ func (f *classSpecFlags) changes(cmd *cobra.Command) (class.Changes, error) {
 		if !fl.Changed(w.flag) {
 			continue
 		}
-		t, err := parseWhen(w.flag, w.v)
+		t, err := class.ParseWhen("--"+w.flag, w.v, nil)
 		if err != nil {
 			return ch, err
 		}
 		*w.dst = &t
 	}
 	return ch, nil
-}
-
-// whenLayouts are the local-time forms --opens and --closes accept besides
-// RFC 3339.
-var whenLayouts = []string{"2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05"}
-
-// parseWhen reads a time flag: empty or "none" is no time.
-func parseWhen(flag, v string) (time.Time, error) {
-	if v == "" || v == "none" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return t, nil
-	}
-	for _, l := range whenLayouts {
-		if t, err := time.ParseInLocation(l, v, time.Local); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf(`--%s %q: give a time as "2026-12-07 09:00" (local time), RFC 3339 ("2026-12-07T09:00:00Z"), or "none"`, flag, v)
 }

@@ -24,6 +24,7 @@ func (s *Server) apiRoutes(g *gin.RouterGroup) {
 	ss := g.Group("/sessions/:id", s.requireOwned)
 	ss.GET("", s.apiStatus)
 	ss.GET("/timeline", s.apiTimeline)
+	ss.GET("/debrief", s.apiDebrief)
 	ss.POST("/chaos", s.apiChaos)
 	ss.POST("/check", s.apiCheck)
 	ss.POST("/hint", s.apiHint)

@@ -35,6 +35,9 @@ type Application interface {
 	Stop(ctx context.Context, id string, progress func(Update)) (any, error)
 	// Timeline returns the session's events after seq, oldest first.
 	Timeline(ctx context.Context, id string, after int64) ([]Update, error)
+	// Debrief returns the session's record on one time axis: events and
+	// the operator's log.
+	Debrief(ctx context.Context, id string) (*Debrief, error)
 	// Quiz returns the session's quiz without its answers; Answer grades.
 	Quiz(ctx context.Context, id string) (*quiz.Public, error)
 	Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Result, error)

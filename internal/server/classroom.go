@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 )
@@ -19,6 +20,11 @@ type Classroom interface {
 	SignInInstructor(ctx context.Context, client, name, password string) (*Instructor, error)
 	// Classes lists the classes the instructor runs, newest first.
 	Classes(ctx context.Context, in Instructor) ([]ClassEntry, error)
+	// CreateClass makes a class from its form; EditClass changes class
+	// to its form's fields. Input that breaks a rule is ErrInvalid; an
+	// edit made from a version the class has moved past is ErrChanged.
+	CreateClass(ctx context.Context, in Instructor, f ClassForm) (*ClassEntry, error)
+	EditClass(ctx context.Context, in Instructor, class string, f ClassForm) (*ClassEntry, error)
 	// Board is a class as its instructor watches it, texts in lang.
 	Board(ctx context.Context, in Instructor, class, lang string) (*Board, error)
 	// ClassEvents sends the events of the class's sessions from now on,
@@ -49,7 +55,29 @@ var (
 	ErrForbidden = errors.New("not allowed")
 	// ErrBadCredentials: a wrong instructor name or password (401).
 	ErrBadCredentials = errors.New("wrong name or password")
+	// ErrChanged: the class changed since the form was shown (409).
+	ErrChanged = fmt.Errorf("changed meanwhile: %w", ErrConflict)
 )
+
+// ClassForm is a class's create or edit form as the instructor filled it
+// in. Its fields are text: the application layer reads them, as it reads
+// the command line's flags.
+type ClassForm struct {
+	Name string `json:"name"`
+	// Labs are lab ids in the order the class runs them.
+	Labs      []string `json:"labs"`
+	Capacity  string   `json:"capacity"`
+	Opens     string   `json:"opens"`
+	Closes    string   `json:"closes"`
+	TimeLimit string   `json:"timeLimit"`
+	// Zone is the browser's time zone (IANA name), in which Opens and
+	// Closes are read; the server's own when empty.
+	Zone string `json:"zone"`
+	// Version is the class's version the edit form showed.
+	Version int64 `json:"version"`
+	NewCode bool  `json:"newCode"`
+	Reopen  bool  `json:"reopen"`
+}
 
 // ClassEntry is a class in the instructor's list.
 type ClassEntry struct {
@@ -60,7 +88,14 @@ type ClassEntry struct {
 	Capacity int      `json:"capacity"`
 	Owner    string   `json:"owner"`
 	// State is open, scheduled, ended, closed or full.
-	State string `json:"state"`
+	State     string        `json:"state"`
+	Opens     time.Time     `json:"opens,omitzero"`
+	Closes    time.Time     `json:"closes,omitzero"`
+	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	Closed    bool          `json:"closed"`
+	// Version changes with every edit (an edit form sends the one it
+	// showed).
+	Version int64 `json:"version"`
 	// Warm is how many sessions of each lab the class keeps started ahead.
 	Warm map[string]int `json:"warm,omitempty"`
 }

@@ -21,26 +21,19 @@ func (s *Server) instructorRoutes(a *gin.RouterGroup) {
 	p.GET("/classes/:name", s.boardPage)
 	p.GET("/classes/:name/sessions/:id", s.learnerPage)
 
+	a.POST("/api/classes", s.requireInstructor, s.apiCreateClass)
 	g := a.Group("/api/classes/:name", s.requireInstructor)
+	g.POST("", s.apiEditClass)
 	g.GET("/board", s.apiBoard)
 	g.GET("/events", s.apiClassEvents)
 	g.GET("/export.csv", s.apiExport)
 	g.POST("/close", s.apiCloseClass)
 	g.GET("/sessions/:id", s.apiClassSession)
 	g.GET("/sessions/:id/timeline", s.apiClassTimeline)
+	g.GET("/sessions/:id/debrief", s.apiClassDebrief)
 	g.POST("/sessions/:id/reset", s.apiResetLearner)
 	g.POST("/sessions/:id/end", s.apiEndLearner)
 	g.POST("/sessions/:id/extend", s.apiExtendLearner)
-}
-
-func (s *Server) instructorPage(c *gin.Context) {
-	in := instructor(c)
-	classes, err := s.cfg.App.Classes(c.Request.Context(), in)
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	s.render(c, http.StatusOK, "instructor.html", map[string]any{"Instructor": in, "Classes": classes})
 }
 
 func (s *Server) boardPage(c *gin.Context) {

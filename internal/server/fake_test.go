@@ -311,3 +311,37 @@ func (fakeConsole) Complete(_ context.Context, session, line string) (Completion
 	}
 	return Completion{From: from, Candidates: out}, nil
 }
+
+// fakeT0 is when the fake debrief's session began.
+var fakeT0 = time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+
+// Debrief is a session of two minutes and a half: started, broken at
+// 1:00, a failing check at 1:30, a console command at 1:40, a passing
+// check and the recovery at 2:00, the quiz at the very end; a log line
+// at 0:10, 1:10 and 2:10.
+func (f *fakeApp) Debrief(_ context.Context, id string) (*Debrief, error) {
+	at := func(s int) time.Time { return fakeT0.Add(time.Duration(s) * time.Second) }
+	report := func(passed bool) map[string]any {
+		reason := "prod-db-rw has no endpoints"
+		if passed {
+			reason = "prod-db-rw points at prod-db-1"
+		}
+		return map[string]any{"report": map[string]any{"passed": passed, "results": []map[string]any{
+			{"kind": "serviceEndpointsPrimary", "passed": passed, "reason": reason},
+			{"kind": "conditionTrue", "passed": true, "reason": "Ready is True"}}}}
+	}
+	return &Debrief{Session: id, Lab: "failover", State: "completed", Start: at(0), End: at(150).Add(50 * time.Millisecond), LogSource: "recorded", Events: []Update{
+		{Seq: 1, Kind: "state", Message: "ready → in-exercise", Time: at(0)},
+		{Seq: 2, Kind: "chaos", Exercise: "delete-primary", Message: "deleted pod prod-db-0", Time: at(60)},
+		{Seq: 3, Kind: "check", Exercise: "delete-primary", Message: "1 of 2 checks pass", Time: at(90), Data: report(false)},
+		{Seq: 4, Kind: "console", Message: "$ kubectl get pods (exit 0, 120ms)", Time: at(100)},
+		{Seq: 5, Kind: "check", Exercise: "delete-primary", Message: "2 of 2 checks pass", Time: at(120), Data: report(true)},
+		{Seq: 6, Kind: "recovered", Exercise: "delete-primary", Message: "recovered in 58s", Time: at(120)},
+		// The last event ends the axis, off the scrubber's step.
+		{Seq: 7, Kind: "quiz", Message: "quiz: 3 of 3", Time: at(150).Add(50 * time.Millisecond)},
+	}, Log: []LogLine{
+		{Time: at(10), Level: "info", Object: "default/prod-db", Message: "reconciled"},
+		{Time: at(70), Level: "info", Object: "default/prod-db", Message: "failing over to prod-db-1"},
+		{Time: at(130), Level: "info", Object: "default/prod-db", Message: "promoted prod-db-1"},
+	}}, nil
+}

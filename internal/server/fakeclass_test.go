@@ -216,3 +216,26 @@ func (f *fakeApp) Export(_ context.Context, in Instructor, name string, w io.Wri
 	_, err := fmt.Fprintf(w, "learner,display_name\nbob,Bob\n")
 	return err
 }
+
+// fakeClassVersion is the version of every fake class: an edit form that
+// sends another is stale.
+const fakeClassVersion = 3
+
+func (f *fakeApp) CreateClass(_ context.Context, in Instructor, cf ClassForm) (*ClassEntry, error) {
+	if cf.Name == "" || len(cf.Labs) == 0 {
+		return nil, fmt.Errorf("invalid class %q: name it and choose a lab: %w", cf.Name, ErrInvalid)
+	}
+	f.record(fmt.Sprintf("create %s %v %s %s", cf.Name, cf.Labs, cf.Capacity, cf.TimeLimit))
+	return &ClassEntry{Name: cf.Name, Labs: cf.Labs, JoinCode: "NEWCO-DE123", Owner: in.Name, State: "open", Version: 1}, nil
+}
+
+func (f *fakeApp) EditClass(_ context.Context, in Instructor, name string, cf ClassForm) (*ClassEntry, error) {
+	if err := f.managed(in, name); err != nil {
+		return nil, err
+	}
+	if cf.Version != fakeClassVersion {
+		return nil, fmt.Errorf("class %q changed meanwhile: %w", name, ErrChanged)
+	}
+	f.record(fmt.Sprintf("edit %s %v new-code=%t reopen=%t", name, cf.Labs, cf.NewCode, cf.Reopen))
+	return &ClassEntry{Name: name, Labs: cf.Labs, Owner: in.Name, State: "open", Version: fakeClassVersion + 1}, nil
+}

@@ -32,6 +32,9 @@ func funcs(cat catalogue) template.FuncMap {
 	return template.FuncMap{
 		"t":        cat.text,
 		"duration": duration,
+		// The fields of the class forms (see classFieldsView).
+		"newClassFields":  newClassFields,
+		"editClassFields": editClassFields,
 		"json": func(v any) (template.JS, error) {
 			b, err := json.Marshal(v)
 			return template.JS(b), err

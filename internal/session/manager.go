@@ -79,6 +79,10 @@ type Options struct {
 	CheckTimeout time.Duration
 	// Logger receives debug messages; discarded when nil.
 	Logger *slog.Logger
+	// BeforeDelete, when set, is called before a session's cluster is
+	// deleted, so what lives only in the cluster (the operator's log) can
+	// be kept for the debrief. It must not take long: a stop waits.
+	BeforeDelete func(ctx context.Context, session, cluster string)
 }
 
 // DefaultCheckTimeout is the cap on a goal check's budget in Check.

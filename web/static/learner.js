@@ -19,7 +19,10 @@ const poll = async () => {
     const st = await call('GET', base);
     document.getElementById('learner-state').textContent = t(`state.${st.state}`);
     document.getElementById('learner-exercise').textContent = st.exerciseId || '–';
-    for (const ev of await call('GET', `${base}/timeline?after=${after}`)) {
+    const evs = await call('GET', `${base}/timeline?after=${after}`);
+    // New events: the replay (debrief.js) loads again.
+    if (evs.length && after > 0) document.dispatchEvent(new CustomEvent('oplab:timeline'));
+    for (const ev of evs) {
       after = Math.max(after, ev.seq);
       list.append(el('li', { class: `ev ev-${ev.kind}`, 'data-kind': ev.kind },
         el('time', {}, new Date(ev.time).toLocaleTimeString()), ' ',

@@ -168,10 +168,13 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 		regexp.MustCompile(`(\d+) of (\d+)`).FindStringSubmatch(got)[1] != regexp.MustCompile(`(\d+) of (\d+)`).FindStringSubmatch(got)[2] {
 		t.Errorf("quiz score: got %q, want every answer correct", got)
 	}
-	step("the summary", 30*time.Second,
+	step("the summary, with the session's replay", 30*time.Second,
 		chromedp.Click(`#summary-link`),
 		chromedp.WaitVisible(`table`),
 		bt.TextContains("main", "Delete the primary"),
+		chromedp.WaitVisible(`#debrief-events li.past[data-kind="recovered"]`),
+		chromedp.WaitVisible(`#debrief-events li.past[data-kind="quiz"]`),
+		chromedp.ScrollIntoView(`#debrief`),
 		sh.Take("summary"))
 	step("the catalogue shows the lab completed", 30*time.Second,
 		chromedp.Navigate(s.url+"/"),

@@ -22,6 +22,10 @@ func classErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, class.ErrChanged):
+		return classified{err, server.ErrChanged}
+	case errors.Is(err, class.ErrExists):
+		return classified{err, server.ErrConflict}
 	case errors.Is(err, class.ErrBadCredentials):
 		return classified{err, server.ErrBadCredentials}
 	case errors.Is(err, class.ErrForbidden):
@@ -58,7 +62,8 @@ func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.Class
 
 func classEntry(c class.Class) server.ClassEntry {
 	return server.ClassEntry{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
-		Owner: c.Owner, State: c.State, Warm: c.Warm}
+		Owner: c.Owner, State: c.State, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Closed: c.Closed, Version: c.Version,
+		Warm: c.Warm}
 }
 
 // Board is the class's board (see app.App.Board).

@@ -1,0 +1,124 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"oplab.dev/oplab/internal/oplog"
+	"oplab.dev/oplab/internal/session"
+)
+
+// Sources of a Debrief's operator log.
+const (
+	// LogLive: read from the session's cluster, which is still there.
+	LogLive = "live"
+	// LogRecorded: kept when the session's cluster was deleted.
+	LogRecorded = "recorded"
+)
+
+// MaxDebriefLog bounds the operator log lines a Debrief carries: the
+// newest are kept.
+const MaxDebriefLog = 5000
+
+// Debrief is the record of a session laid on one time axis, to replay it
+// afterwards: its timeline (console commands, chaos, checks with their
+// results, hints, states) and the operator's log.
+type Debrief struct {
+	Session string
+	Lab     string
+	State   session.State
+	// Start and End bound the axis: the session's creation (or its
+	// first event or log line, when earlier) and its last event or log
+	// line, or now while it runs.
+	Start, End time.Time
+	Events     []session.Event
+	Log        []oplog.Entry
+	// LogSource is LogLive, LogRecorded, or empty when no log is known
+	// (an operator that runs as a pod on the kind provider).
+	LogSource string
+	// LogDropped counts the older log lines left out (MaxDebriefLog).
+	LogDropped int
+}
+
+// Debrief returns session id's record for a debrief; an unknown id is
+// session.ErrNotFound. Callers check who may see it.
+func (a *App) Debrief(ctx context.Context, id string) (*Debrief, error) {
+	st, err := a.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := a.Sessions.Timeline(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := &Debrief{Session: id, Lab: st.Lab, State: st.State, Start: st.Created, End: st.Updated, Events: evs}
+	var files []string
+	files, d.LogSource = a.logFiles(st)
+	if d.Log, d.LogDropped, err = readEntries(files, MaxDebriefLog); err != nil {
+		return nil, err
+	}
+	if n := len(evs); n > 0 {
+		if evs[0].At.Before(d.Start) {
+			d.Start = evs[0].At
+		}
+		if evs[n-1].At.After(d.End) {
+			d.End = evs[n-1].At
+		}
+	}
+	if st.State.Active() {
+		d.End = time.Now().UTC()
+	}
+	if n := len(d.Log); n > 0 {
+		if first := d.Log[0].Time; !first.IsZero() && first.Before(d.Start) {
+			d.Start = first
+		}
+		if last := d.Log[n-1].Time; last.After(d.End) {
+			d.End = last
+		}
+	}
+	return d, nil
+}
+
+// logFiles are the files of the session's operator log, oldest first,
+// and where they come from.
+func (a *App) logFiles(st *session.Status) ([]string, string) {
+	if st.ClusterLive && st.Cluster != "" {
+		if loc, err := oplog.ForCluster(a.Clusters, st.Cluster); err == nil {
+			return loc.Files(), LogLive
+		}
+	}
+	if p := a.recordedLog(st.ID); exists(p) {
+		return []string{p}, LogRecorded
+	}
+	return nil, ""
+}
+
+func exists(path string) bool { _, err := os.Stat(path); return err == nil }
+
+// readEntries reads the CRI logs files, oldest first, and returns their
+// newest max entries and how many older ones were left out. A file that
+// does not exist (no previous run) is skipped.
+func readEntries(files []string, max int) ([]oplog.Entry, int, error) {
+	var out []oplog.Entry
+	dropped := 0
+	for _, f := range files {
+		err := oplog.ReadFile(f, func(l oplog.Line) error {
+			out = append(out, oplog.ParseEntry(l))
+			if len(out) >= 2*max {
+				dropped += len(out) - max
+				out = append(out[:0], out[len(out)-max:]...)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, 0, err
+		}
+	}
+	if len(out) > max {
+		dropped += len(out) - max
+		out = out[len(out)-max:]
+	}
+	return out, dropped, nil
+}
