@@ -2,6 +2,8 @@ package class
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,10 @@ type Form struct {
 	Opens, Closes string
 	// TimeLimit is a duration such as 90m or 1h30m; empty means none.
 	TimeLimit string
+	// Warm is the warm sessions per lab as typed (see ParseWarm); a form
+	// may show a field for every lab, so a lab the class does not run may
+	// have 0 or nothing.
+	Warm map[string]string
 	// Zone is where a time without an offset is read; time.Local when
 	// nil.
 	Zone *time.Location
@@ -42,7 +48,24 @@ func (f Form) Spec() (Spec, error) {
 	if sp.TimeLimit, err = ParseTimeLimit(f.TimeLimit); err != nil {
 		return sp, err
 	}
+	if sp.Warm, err = f.warm(sp.Labs); err != nil {
+		return sp, err
+	}
 	return sp, nil
+}
+
+// warm parses f.Warm, leaving out the zeros of labs the class does not
+// run (a number for one of those is left for the Spec's check to refuse).
+func (f Form) warm(labs []string) (map[string]int, error) {
+	if f.Warm == nil {
+		return nil, nil
+	}
+	w, err := ParseWarm(f.Warm)
+	if err != nil {
+		return nil, err
+	}
+	maps.DeleteFunc(w, func(id string, n int) bool { return n == 0 && !slices.Contains(labs, id) })
+	return w, nil
 }
 
 // Changes parses f into the Changes that set every field of a class to
@@ -56,7 +79,7 @@ func (f Form) Changes() (Changes, error) {
 	if labs == nil {
 		labs = []string{}
 	}
-	return Changes{Labs: labs, Capacity: &sp.Capacity, Opens: &sp.Opens, Closes: &sp.Closes, TimeLimit: &sp.TimeLimit}, nil
+	return Changes{Labs: labs, Capacity: &sp.Capacity, Opens: &sp.Opens, Closes: &sp.Closes, TimeLimit: &sp.TimeLimit, Warm: sp.Warm}, nil
 }
 
 // whenLayouts are the forms of a time without an offset that ParseWhen

@@ -82,3 +82,45 @@ func TestEditFromForm(t *testing.T) {
 		t.Errorf("after the refused edit: time limit %v, want 45m kept", now.TimeLimit)
 	}
 }
+
+// TestWarmFromForm: a form shows a warm field for every lab; the zeros of
+// labs the class does not run are dropped, a number for one is refused,
+// and an edit's zero removes a lab's warm sessions.
+func TestWarmFromForm(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{})
+	ctx := t.Context()
+	sp, err := Form{Name: "warmed", Labs: []string{"failover"}, Warm: map[string]string{"failover": "3", "rbac": "0", "quota": ""}}.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := f.svc.Create(ctx, ada, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c.Warm, map[string]int{"failover": 3}) {
+		t.Errorf("created: warm %v, want failover 3 only", c.Warm)
+	}
+	sp, err = Form{Name: "other", Labs: []string{"failover"}, Warm: map[string]string{"rbac": "2"}}.Spec()
+	if err == nil {
+		_, err = f.svc.Create(ctx, ada, sp)
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("warm sessions of a lab the class does not run: got %v, want ErrInvalid", err)
+	}
+	if _, err := (Form{Name: "other", Labs: []string{"failover"}, Warm: map[string]string{"failover": "many"}}).Spec(); !errors.Is(err, ErrInvalid) {
+		t.Errorf("warm \"many\": got %v, want ErrInvalid", err)
+	}
+	ch, err := Form{Name: "warmed", Labs: []string{"failover"}, Warm: map[string]string{"failover": "0", "rbac": "0"}}.Changes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch.Version = c.Version
+	got, err := f.svc.Edit(ctx, ada, "warmed", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Warm) != 0 {
+		t.Errorf("edited to 0: warm %v, want none", got.Warm)
+	}
+}

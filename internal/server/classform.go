@@ -82,6 +82,17 @@ type classFieldsView struct {
 	Opens     string // RFC 3339, for the page's script to show in local time
 	Closes    string
 	TimeLimit string
+	// Warm is the class's warm sessions per lab.
+	Warm map[string]int
+}
+
+// LabIDs are the ids of Labs, in their order.
+func (v classFieldsView) LabIDs() []string {
+	ids := make([]string, len(v.Labs))
+	for i, l := range v.Labs {
+		ids[i] = l.ID
+	}
+	return ids
 }
 
 type labChoice struct {
@@ -101,7 +112,7 @@ func newClassFields(lang string, labs []LabEntry) classFieldsView {
 // editClassFields are the fields of c's edit form.
 func editClassFields(lang string, labs []LabEntry, c ClassEntry) classFieldsView {
 	v := classFieldsView{Lang: lang, ID: "edit-" + c.Name, Edit: true, Name: c.Name, Capacity: strconv.Itoa(c.Capacity),
-		Opens: rfc3339(c.Opens), Closes: rfc3339(c.Closes), TimeLimit: shortDuration(c.TimeLimit)}
+		Opens: rfc3339(c.Opens), Closes: rfc3339(c.Closes), TimeLimit: shortDuration(c.TimeLimit), Warm: c.Warm}
 	titles := map[string]string{}
 	for _, l := range labs {
 		titles[l.ID] = l.Title

@@ -70,6 +70,8 @@ type ClassForm struct {
 	Opens     string   `json:"opens"`
 	Closes    string   `json:"closes"`
 	TimeLimit string   `json:"timeLimit"`
+	// Warm is the warm sessions per lab as typed (lab id → number).
+	Warm map[string]string `json:"warm,omitempty"`
 	// Zone is the browser's time zone (IANA name), in which Opens and
 	// Closes are read; the server's own when empty.
 	Zone string `json:"zone"`

@@ -43,6 +43,7 @@ const fields = (form) => {
     opens: f.opens.value,
     closes: f.closes.value,
     timeLimit: f.timeLimit.value.trim(),
+    warm: Object.fromEntries([...form.querySelectorAll('input[name^="warm."]')].map((i) => [i.name.slice(5), i.value.trim()])),
     zone,
   };
   if (form.dataset.mode === 'edit') {

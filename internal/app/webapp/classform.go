@@ -24,6 +24,7 @@ func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.Cl
 	if err != nil {
 		return nil, classErr(err)
 	}
+	w.ClassesChanged() // its warm pool starts filling now
 	e := classEntry(*c)
 	return &e, nil
 }
@@ -45,6 +46,7 @@ func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, 
 	if err != nil {
 		return nil, classErr(err)
 	}
+	w.ClassesChanged()
 	e := classEntry(*c)
 	return &e, nil
 }
@@ -52,7 +54,7 @@ func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, 
 // classForm is f for the class service, its times read in the browser's
 // time zone.
 func classForm(f server.ClassForm) (class.Form, error) {
-	cf := class.Form{Name: f.Name, Labs: f.Labs, Capacity: f.Capacity, Opens: f.Opens, Closes: f.Closes, TimeLimit: f.TimeLimit}
+	cf := class.Form{Name: f.Name, Labs: f.Labs, Capacity: f.Capacity, Opens: f.Opens, Closes: f.Closes, TimeLimit: f.TimeLimit, Warm: f.Warm}
 	if f.Zone != "" {
 		z, err := time.LoadLocation(f.Zone)
 		if err != nil {

@@ -78,17 +78,18 @@ func newSiteOf(t testing.TB, ac app.Config, c ServerConfig) *site {
 // keeps its cluster until then.
 func (s *site) stopSessions(t testing.TB, learner string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	list, err := s.app.Sessions.Sessions(ctx, learner)
+	list, err := s.app.Sessions.Sessions(context.Background(), learner)
 	if err != nil {
 		t.Errorf("list sessions: %v", err)
 		return
 	}
 	for _, ss := range list {
+		// Each stop has its own time: a class's thirty take minutes in all.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		if _, err := s.app.Sessions.Stop(ctx, ss.ID, "the test ended", nil); err != nil {
 			t.Errorf("stop session %s: %v", ss.ID, err)
 		}
+		cancel()
 	}
 }
 
