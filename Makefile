@@ -68,7 +68,7 @@ test-kind: controlplane build ## Run the kind tests: a real kind cluster, the op
 	  trap '[ -z "$${OPLAB_KIND_STARTED:-}" ] || ./hack/kind/env.sh stop' EXIT && \
 	  $(KIND_NICE) ./hack/kind/build-images.sh && \
 	  OPLAB_KIND_TEST=1 OPLAB_KIND_NODE_IMAGE=$${OPLAB_KIND_NODE_IMAGE:-$(KIND_IMAGE)} \
-	  $(GO) test -count=1 -timeout 40m -run 'Kind|PostgresImage' ./hack/kind/ ./internal/cluster/ ./internal/operator/install/
+	  $(GO) test -p 1 -count=1 -timeout 40m -run 'Kind|PostgresImage' ./hack/kind/ ./internal/cluster/ ./internal/operator/install/
 
 clean: ## Remove ./bin
 	rm -rf $(BIN)
