@@ -126,12 +126,25 @@ func (p *Provider) clusterConfig(opts providers.CreateOptions) (*v1alpha4.Cluste
 		}
 	}
 	cfg.Kind, cfg.APIVersion = "Cluster", "kind.x-k8s.io/v1alpha4"
+	cfg.KubeadmConfigPatches = append([]string{kubeadmTimeouts}, cfg.KubeadmConfigPatches...)
 	cfg.Networking.APIServerAddress = "127.0.0.1"
 	if opts.APIServerPort != 0 {
 		cfg.Networking.APIServerPort = int32(opts.APIServerPort)
 	}
 	return cfg, nil
 }
+
+// kubeadmTimeouts lengthens kubeadm init's waits. Its defaults (4 min for
+// the control plane's health, 1 min per API call) fail clusters on a busy
+// machine, such as a classroom server running many sessions: measured here,
+// `kubeadm init` gave up creating its first ClusterRoleBinding after the
+// one minute while the load average was 90. A base config's own patch of
+// InitConfiguration comes later and wins.
+const kubeadmTimeouts = `kind: InitConfiguration
+timeouts:
+  controlPlaneComponentHealthCheck: 8m0s
+  kubernetesAPICall: 5m0s
+`
 
 // readBaseConfig reads a kind cluster config strictly, so a typo is an
 // error rather than a silently ignored patch.

@@ -90,8 +90,14 @@ containerdConfigPatches:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(cfg.KubeadmConfigPatches), 1; got != want {
-		t.Errorf("kubeadm patches: got %d, want %d", got, want)
+	if got, want := len(cfg.KubeadmConfigPatches), 2; got != want {
+		t.Fatalf("kubeadm patches: got %d, want %d (the timeouts, then the base config's)", got, want)
+	}
+	if got := cfg.KubeadmConfigPatches[0]; !strings.Contains(got, "kubernetesAPICall: 5m0s") {
+		t.Errorf("first kubeadm patch: got %q, want the init timeouts", got)
+	}
+	if got := cfg.KubeadmConfigPatches[1]; !strings.Contains(got, "failCgroupV1: false") {
+		t.Errorf("second kubeadm patch: got %q, want the base config's", got)
 	}
 	if got, want := len(cfg.ContainerdConfigPatches), 1; got != want {
 		t.Errorf("containerd patches: got %d, want %d", got, want)
