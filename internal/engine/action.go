@@ -89,7 +89,7 @@ func (e *Engine) runAction(ctx context.Context, s lab.Step, do actionFn, a *Atte
 	}
 	if s.Timeout.Duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.Timeout.Duration)
+		ctx, cancel = context.WithTimeout(ctx, e.budget(s.Timeout.Duration))
 		defer cancel()
 	}
 	e.log.Debug("action", "kind", s.Kind)
