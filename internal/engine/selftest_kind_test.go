@@ -15,8 +15,10 @@ import (
 // every shipped lab passes its self-test on a real kind cluster, where the
 // operator runs as a pod from its image and the PostgresCluster's instances
 // are real PostgreSQL servers. The labs share one cluster, torn down between
-// labs, as on embedded. Gated: see clustertest.NewKindProvider.
+// labs, as on embedded. Gated: see clustertest.NewKindProvider and
+// clustertest.RequireSlowKind (about 25 minutes on 2 cores).
 func TestSelfTestAllLabsOnKind(t *testing.T) {
+	clustertest.RequireSlowKind(t)
 	c := clustertest.NewKind(t)
 	e, err := New(Target{Config: c.Config, Provider: c.Provider, Cluster: c.Name, BinDir: clustertest.BinDir(t)})
 	if err != nil {
