@@ -2,13 +2,13 @@
 # Builds, from Go modules only, every binary the offline kind node image
 # needs: the Kubernetes node and control-plane binaries and etcd (pinned in
 # hack/kind/nodebins/go.mod), containerd, CoreDNS, local-path-provisioner and
-# pause. Each lands in $CACHE/kind/bin/<name>-<version>/ and is skipped when
+# pause, and crictl (which `kind export logs` runs in the nodes). Each lands in $CACHE/kind/bin/<name>-<version>/ and is skipped when
 # already there, so a second run is a no-op.
 #
-#   hack/kind/build-binaries.sh [kube|containerd|coredns|local-path|pause]...  (default: all)
+#   hack/kind/build-binaries.sh [kube|containerd|coredns|local-path|pause|crictl]...  (default: all)
 source "$(dirname "$0")/lib.sh"
 
-want=("$@"); [ ${#want[@]} -gt 0 ] || want=(kube containerd coredns local-path pause)
+want=("$@"); [ ${#want[@]} -gt 0 ] || want=(kube containerd coredns local-path pause crictl)
 # wanted NAME: true when NAME is to be built by this run.
 wanted() { [[ " ${want[*]} " == *" $1 "* ]]; }
 
@@ -95,4 +95,12 @@ if wanted pause && ! built "$pause_dir"; then
   touch "$pause_dir/.done"
 fi
 echo "$pause_dir" > "$BINCACHE/pause.path"
+cri_dir=$BINCACHE/crictl-$CRICTL_VERSION
+if wanted crictl && ! built "$cri_dir"; then
+  step "crictl $CRICTL_VERSION"
+  LDX="-X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION"
+  gobuild_at sigs.k8s.io/cri-tools@$CRICTL_VERSION "$cri_dir" "" sigs.k8s.io/cri-tools/cmd/crictl
+  touch "$cri_dir/.done"
+fi
+echo "$cri_dir" > "$BINCACHE/crictl.path"
 step "binaries ready under $BINCACHE"

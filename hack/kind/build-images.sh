@@ -76,9 +76,9 @@ scratch_image() {
 }
 
 build_node() {
-  local bins kube ctd dns lp pause etcd_version dns_version pause_version
+  local bins kube ctd cri dns lp pause etcd_version dns_version pause_version
   "$KIND_HACK/build-binaries.sh"
-  kube=$(cat "$BINCACHE/kube.path"); ctd=$(cat "$BINCACHE/containerd.path")
+  kube=$(cat "$BINCACHE/kube.path"); ctd=$(cat "$BINCACHE/containerd.path"); cri=$(cat "$BINCACHE/crictl.path")
   dns=$(cat "$BINCACHE/coredns.path"); lp=$(cat "$BINCACHE/local-path-provisioner.path")
   pause=$(cat "$BINCACHE/pause.path")
   etcd_version=$(kubeadm_const DefaultEtcdVersion); dns_version=$(kubeadm_const CoreDNSVersion)
@@ -87,7 +87,7 @@ build_node() {
   # without a 420 MB load.
   build_postgres
   local pg_id; pg_id=$(docker image inspect -f '{{.Id}}' "$PG_IMAGE")
-  local inputs; inputs=$(printf '%s\n' "$KIND_VERSION" "$kube" "$ctd" "$dns" "$lp" "$pause" "$pg_id" \
+  local inputs; inputs=$(printf '%s\n' "$KIND_VERSION" "$kube" "$ctd" "$cri" "$dns" "$lp" "$pause" "$pg_id" \
     "$(hash_of "$KIND_HACK"/files/* "$KIND_HACK/build-images.sh")")
   local node_key; node_key=$(echo "$inputs" | sha256sum | cut -c1-12)
   if fresh "$NODE_IMAGE" "$node_key"; then info "$NODE_IMAGE is up to date ($node_key)"; return; fi
@@ -95,7 +95,7 @@ build_node() {
   # 1. The base image: kind's images/base/Dockerfile on a debootstrapped rootfs.
   local node_tar base=oplab.local/kind-base:$KUBE_VERSION
   node_tar=$(rootfs node "$NODE_PKGS")
-  local base_key; base_key=$(printf '%s\n' "$node_tar" "$ctd" "$KIND_VERSION" "$(hash_of "$KIND_HACK/build-images.sh")" | sha256sum | cut -c1-12)
+  local base_key; base_key=$(printf '%s\n' "$node_tar" "$ctd" "$cri" "$KIND_VERSION" "$(hash_of "$KIND_HACK/build-images.sh")" | sha256sum | cut -c1-12)
   if ! fresh "$base" "$base_key"; then
     step "base image $base"
     local dir; dir=$(mktemp -d)
@@ -119,7 +119,7 @@ build_node() {
     chroot "$dir" systemctl mask systemd-binfmt.service >/dev/null
     mkdir -p "$dir/etc/kubernetes/manifests" "$dir/opt/cni/bin" "$dir/etc/cni/net.d"
     for p in "$dir"/usr/lib/cni/*; do ln -sf "/usr/lib/cni/$(basename "$p")" "$dir/opt/cni/bin/"; done
-    install -m 0755 "$ctd"/containerd "$ctd"/ctr "$ctd"/containerd-shim-runc-v2 "$dir/usr/local/bin/"
+    install -m 0755 "$ctd"/containerd "$ctd"/ctr "$ctd"/containerd-shim-runc-v2 "$cri"/crictl "$dir/usr/local/bin/"
     chroot "$dir" /usr/local/bin/ctr oci spec |
       jq '.hooks.createContainer[.hooks.createContainer | length] |= . + {"path": "/kind/bin/mount-product-files.sh"}' |
       jq 'del(.process.rlimits)' > "$dir/etc/containerd/cri-base.json"

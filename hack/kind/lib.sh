@@ -16,6 +16,9 @@ KIND_VERSION=$(cd "$ROOT" && go list -m -f '{{.Version}}' sigs.k8s.io/kind 2>/de
 KUBE_VERSION=$(cd "$KIND_HACK/nodebins" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
 CONTAINERD_VERSION=v2.3.7
 LOCAL_PATH_VERSION=v0.0.30
+# crictl: the proxy serves v1.34.0 and v1.37.0 of sigs.k8s.io/cri-tools (no
+# v1.36.x); crictl speaks the CRI v1 API of any containerd 2.x.
+CRICTL_VERSION=v1.37.0
 DEBIAN_SUITE=bookworm
 
 step() { printf '==> %s\n' "$*" >&2; }

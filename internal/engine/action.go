@@ -37,6 +37,11 @@ func actionFor(p any) (do, undo actionFn) {
 	case *lab.ApplyQuota:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.applyQuota(ctx, p) },
 			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteQuota(ctx, p) }
+	case *lab.CopyStorageClass:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.copyStorageClass(ctx, p) },
+			func(ctx context.Context, e *Engine, _ *Attempt) error {
+				return e.deleteObject(ctx, &lab.DeleteObject{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass", Name: p.Name})
+			}
 	case *lab.SetStorageClass:
 		// Undone by Reset's return to the baseline's storage class.
 		return func(ctx context.Context, e *Engine, _ *Attempt) error {
@@ -84,7 +89,7 @@ func (e *Engine) runAction(ctx context.Context, s lab.Step, do actionFn, a *Atte
 	}
 	if s.Timeout.Duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.Timeout.Duration)
+		ctx, cancel = context.WithTimeout(ctx, e.budget(s.Timeout.Duration))
 		defer cancel()
 	}
 	e.log.Debug("action", "kind", s.Kind)
@@ -119,6 +124,12 @@ func describeAction(s lab.Step) string {
 		return fmt.Sprintf("remove %v on %v from role %s", p.Verbs, p.Resources, p.Role)
 	case *lab.ApplyQuota:
 		return fmt.Sprintf("apply ResourceQuota %s", p.Name)
+	case *lab.CopyStorageClass:
+		from := p.From
+		if from == "" {
+			from = "the default class"
+		}
+		return fmt.Sprintf("create StorageClass %s as a copy of %s", p.Name, from)
 	case *lab.SetStorageClass:
 		return fmt.Sprintf("set the storage class of %s to %s", p.Cluster, p.StorageClassName)
 	case *lab.StopOperator:

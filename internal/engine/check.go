@@ -128,9 +128,9 @@ func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o Check
 		res.Reason = fmt.Sprintf("check kind %q is not implemented", c.Kind)
 		return res
 	}
-	budget := c.Timeout.Duration
-	if o.Timeout > 0 && (budget == 0 || o.Timeout < budget) {
-		budget = o.Timeout
+	budget := e.budget(c.Timeout.Duration)
+	if limit := e.budget(o.Timeout); limit > 0 && (budget == 0 || limit < budget) {
+		budget = limit
 	}
 	interval := o.Interval
 	if interval <= 0 {

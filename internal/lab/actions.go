@@ -22,6 +22,7 @@ func actionSpecs() []KindSpec {
 		newSpec[DeletePrimaryPod]("deletePrimaryPod", "delete the pod named in status.currentPrimary; T0 when it is gone", 30*time.Second, 0),
 		newSpec[RemoveRoleVerbs]("removeRoleVerbs", "remove verbs on resources from the operator's role; T0 when the operator logs forbidden", 30*time.Second, 0),
 		newSpec[ApplyQuota]("applyQuota", "apply a ResourceQuota; T0 when a FailedCreate event cites it", 30*time.Second, 0),
+		newSpec[CopyStorageClass]("copyStorageClass", "create a StorageClass as a copy of another (the default class when from is empty)", 30*time.Second, 0),
 		newSpec[SetStorageClass]("setStorageClass", "set spec.storage.storageClassName of the PostgresCluster", 30*time.Second, 0),
 		newSpec[StopOperator]("stopOperator", "scale the operator's Deployment to 0 (or stop its process)", 30*time.Second, 0),
 		newSpec[StartOperator]("startOperator", "scale the operator's Deployment back to 1", time.Minute, 0),
@@ -189,6 +190,28 @@ type SetStorageClass struct {
 // Validate implements Validator.
 func (s *SetStorageClass) Validate() []FieldError {
 	return dnsName("storageClassName", s.StorageClassName)
+}
+
+// CopyStorageClass creates the StorageClass Name with the provisioner,
+// parameters, reclaim policy and binding mode of From, or of the cluster's
+// default class when From is empty. A solution that names no provisioner
+// works on every cluster provider: the embedded one provisions host paths,
+// kind local-path volumes.
+type CopyStorageClass struct {
+	Name string `yaml:"name"`
+	From string `yaml:"from,omitempty"`
+}
+
+// Validate implements Validator.
+func (c *CopyStorageClass) Validate() []FieldError {
+	errs := dnsName("name", c.Name)
+	if c.From != "" {
+		errs = append(errs, dnsName("from", c.From)...)
+		if c.From == c.Name {
+			errs = append(errs, FieldError{"from", fmt.Sprintf("must differ from name %q", c.Name)})
+		}
+	}
+	return errs
 }
 
 // StopOperator stops the operator.

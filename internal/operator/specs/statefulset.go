@@ -91,13 +91,19 @@ func podSpec(pgc *pgv1.PostgresCluster) corev1.PodSpec {
 				{Name: DataVolume, MountPath: dataMount},
 				{Name: "config", MountPath: configMount},
 			},
+			// Timeouts of 5 s, not the default 1 s: on a busy node (a kind
+			// node of a 2-core machine at load average 40-60) pg_isready
+			// took longer than a second and every instance went not-ready,
+			// failing over and back for nothing.
 			ReadinessProbe: &corev1.Probe{
-				ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready", "-U", "postgres"}}},
-				PeriodSeconds: 5,
+				ProbeHandler:   corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"pg_isready", "-U", "postgres"}}},
+				PeriodSeconds:  5,
+				TimeoutSeconds: 5,
 			},
 			LivenessProbe: &corev1.Probe{
 				ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(PostgresPort)}},
 				PeriodSeconds:    10,
+				TimeoutSeconds:   5,
 				FailureThreshold: 6,
 			},
 		}},

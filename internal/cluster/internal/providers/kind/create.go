@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 	"sigs.k8s.io/yaml"
 
 	"oplab.dev/oplab/internal/cluster/internal/providers"
@@ -65,13 +67,31 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 		)
 	}); err != nil {
 		r.fail(err)
-		return fmt.Errorf("create kind cluster %q with node image %s: %w", kindName(name), p.o.NodeImage, err)
+		return fmt.Errorf("create kind cluster %q with node image %s: %w%s", kindName(name), p.o.NodeImage, err, commandOutput(err))
 	}
 	r.finish()
 	return r.step("Waiting for the default ServiceAccount", func() error {
 		return waitServiceAccount(ctx, p.kubeconfig(name))
 	})
 }
+
+// commandOutput is the end of the output of the command behind a kind
+// error (kubeadm's, for instance), which kind keeps out of Error(): without
+// it a failed create says only "exit status 1".
+func commandOutput(err error) string {
+	var re *kindexec.RunError
+	if !errors.As(err, &re) || len(re.Output) == 0 {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(re.Output)), "\n")
+	if len(lines) > outputLines {
+		lines = lines[len(lines)-outputLines:]
+	}
+	return "; its output ends:\n" + strings.Join(lines, "\n")
+}
+
+// outputLines is how much of a failed command's output an error carries.
+const outputLines = 25
 
 func providerOption(bin string) kindcluster.ProviderOption {
 	if bin == "podman" {
@@ -106,12 +126,25 @@ func (p *Provider) clusterConfig(opts providers.CreateOptions) (*v1alpha4.Cluste
 		}
 	}
 	cfg.Kind, cfg.APIVersion = "Cluster", "kind.x-k8s.io/v1alpha4"
+	cfg.KubeadmConfigPatches = append([]string{kubeadmTimeouts}, cfg.KubeadmConfigPatches...)
 	cfg.Networking.APIServerAddress = "127.0.0.1"
 	if opts.APIServerPort != 0 {
 		cfg.Networking.APIServerPort = int32(opts.APIServerPort)
 	}
 	return cfg, nil
 }
+
+// kubeadmTimeouts lengthens kubeadm init's waits. Its defaults (4 min for
+// the control plane's health, 1 min per API call) fail clusters on a busy
+// machine, such as a classroom server running many sessions: measured here,
+// `kubeadm init` gave up creating its first ClusterRoleBinding after the
+// one minute while the load average was 90. A base config's own patch of
+// InitConfiguration comes later and wins.
+const kubeadmTimeouts = `kind: InitConfiguration
+timeouts:
+  controlPlaneComponentHealthCheck: 8m0s
+  kubernetesAPICall: 5m0s
+`
 
 // readBaseConfig reads a kind cluster config strictly, so a typo is an
 // error rather than a silently ignored patch.

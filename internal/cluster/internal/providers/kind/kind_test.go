@@ -3,10 +3,13 @@ package kind
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
@@ -87,8 +90,14 @@ containerdConfigPatches:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(cfg.KubeadmConfigPatches), 1; got != want {
-		t.Errorf("kubeadm patches: got %d, want %d", got, want)
+	if got, want := len(cfg.KubeadmConfigPatches), 2; got != want {
+		t.Fatalf("kubeadm patches: got %d, want %d (the timeouts, then the base config's)", got, want)
+	}
+	if got := cfg.KubeadmConfigPatches[0]; !strings.Contains(got, "kubernetesAPICall: 5m0s") {
+		t.Errorf("first kubeadm patch: got %q, want the init timeouts", got)
+	}
+	if got := cfg.KubeadmConfigPatches[1]; !strings.Contains(got, "failCgroupV1: false") {
+		t.Errorf("second kubeadm patch: got %q, want the base config's", got)
 	}
 	if got, want := len(cfg.ContainerdConfigPatches), 1; got != want {
 		t.Errorf("containerd patches: got %d, want %d", got, want)
@@ -186,5 +195,20 @@ func TestNormalizeRef(t *testing.T) {
 		if got := normalizeRef(ref); got != want {
 			t.Errorf("normalizeRef(%q) = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+func TestCommandOutputKeepsTheTail(t *testing.T) {
+	var out strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&out, "line %d\n", i)
+	}
+	err := fmt.Errorf("init node: %w", &kindexec.RunError{Command: []string{"kubeadm", "init"}, Output: []byte(out.String()), Inner: errors.New("exit status 1")})
+	got := commandOutput(err)
+	if !strings.Contains(got, "line 39") || !strings.Contains(got, "line 15") || strings.Contains(got, "line 14\n") {
+		t.Errorf("got %q, want lines 15 to 39", got)
+	}
+	if got := commandOutput(errors.New("plain")); got != "" {
+		t.Errorf("plain error: got %q, want empty", got)
 	}
 }
