@@ -42,9 +42,7 @@ test: controlplane build ## Run the whole test suite against real components
 	./scripts/ensure-bwrap.sh
 	$(MAKE) --no-print-directory verify-generated verify-tidy verify-fresh-modules
 	$(GO) vet ./...
-	eval "$$(./hack/kind/test-env.sh)" && \
-	  trap '[ -z "$${OPLAB_KIND_STARTED:-}" ] || ./hack/kind/env.sh stop' EXIT && \
-	  OPLAB_SCREENSHOTS=$(BIN)/screenshots $(GO) test -count=1 -timeout 30m ./...
+	OPLAB_SCREENSHOTS=$(BIN)/screenshots $(GO) test -count=1 -timeout 30m ./...
 
 bench: controlplane build ## Print the benchmarks' figures (medians over BENCH_COUNT runs)
 	eval "$$(./hack/kind/test-env.sh)" && \
@@ -66,8 +64,9 @@ kind-env: ## Prepare a container engine for kind; prints the variables to eval: 
 images: ## Build kind's node image, PostgreSQL 15 and the operator images offline (a no-op when cached)
 	eval "$$(./hack/kind/env.sh)" && $(KIND_NICE) ./hack/kind/build-images.sh
 
-# `make test` runs the quick kind tests too (a cluster's lifecycle, the
-# operator on real PostgreSQL); this adds every lab's self-test on kind.
+# The kind tests: a cluster's lifecycle, the operator on real PostgreSQL
+# and every lab's self-test on kind. `make test` skips them, saying so: a
+# kind node died under the load of the whole suite on this 2-core machine.
 test-kind: controlplane build ## Run the kind tests, every lab's self-test on kind included (~30 min)
 	eval "$$(./hack/kind/test-env.sh)" && \
 	  trap '[ -z "$${OPLAB_KIND_STARTED:-}" ] || ./hack/kind/env.sh stop' EXIT && \

@@ -26,7 +26,7 @@ const kindSkipReason = "OPLAB_KIND_SKIP"
 // using the node image and base config of $OPLAB_KIND_NODE_IMAGE and
 // $OPLAB_KIND_CONFIG (as `make kind-env` prints them). It skips the test,
 // saying why, unless $OPLAB_KIND_TEST=1: kind tests need a container
-// engine and a node image, which `make test` prepares where it can.
+// engine and a node image, which `make test-kind` prepares where it can.
 func NewKindProvider(t testing.TB) (*cluster.Provider, string) {
 	t.Helper()
 	if os.Getenv(KindGate) != "1" {
