@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -17,15 +16,7 @@ import (
 // without a reload; the member's read-only view shows the timeline.
 func TestBrowserInstructorBoard(t *testing.T) {
 	app := newFakeApp()
-	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: t.TempDir(),
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = s
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); s.Close() })
+	ts, _ := serveFake(t, Config{App: app, Console: fakeConsole{}, Web: web.FS})
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)

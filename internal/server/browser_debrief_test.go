@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -19,15 +18,7 @@ import (
 // operator's log as they stood at that moment (the fake debrief's).
 func TestBrowserDebriefScrubber(t *testing.T) {
 	app := newFakeApp()
-	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: t.TempDir(),
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = s
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); s.Close() })
+	ts, _ := serveFake(t, Config{App: app, Console: fakeConsole{}, Web: web.FS})
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)

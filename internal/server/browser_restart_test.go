@@ -1,7 +1,6 @@
 package server
 
 import (
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -18,15 +17,7 @@ func TestBrowserLogAfterServerRestart(t *testing.T) {
 	app.sessions = map[string]*SessionRef{"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "ready"}}
 	app.streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready")
 	app.streams.log("info", "PostgresCluster/default/prod-db", "in sync, nothing to do")
-	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS, DataDir: t.TempDir(),
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = s
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); s.Close() })
+	ts, s := serveFake(t, Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS})
 	ctx := browser(t, nil)
 	sh := newShots(t, "log-restart")
 	count := `document.querySelectorAll('#log li').length`

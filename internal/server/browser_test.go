@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -42,15 +41,7 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 	app := newScriptedApp()
 	app.failStarts = 1
 	app.sessions = map[string]*SessionRef{"bob-1": {ID: "bob-1", Learner: "bob", Lab: "failover", State: "ready"}}
-	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS, DataDir: t.TempDir(),
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = s
-	ts.Start()
-	t.Cleanup(func() { ts.Close(); s.Close() })
+	ts, s := serveFake(t, Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS})
 
 	var (
 		mu   sync.Mutex

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -209,4 +211,21 @@ func (f *fakeStreams) Subscribe(ctx context.Context, session, stream, epoch stri
 		}
 	}()
 	return out, nil
+}
+
+// serveFake serves c (with a temporary data directory, answering to its
+// own address as the local learner's server) on 127.0.0.1 until the test
+// ends.
+func serveFake(t *testing.T, c Config) (*httptest.Server, *Server) {
+	t.Helper()
+	ts := httptest.NewUnstartedServer(nil)
+	c.DataDir, c.Hosts, c.Learner = t.TempDir(), Hosts(ts.Listener.Addr().String()), "local"
+	s, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.Config.Handler = s
+	ts.Start()
+	t.Cleanup(func() { ts.Close(); s.Close() })
+	return ts, s
 }
