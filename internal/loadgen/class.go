@@ -72,14 +72,7 @@ func (r Report) Served() int {
 // StartTimes are the Start → first exercise times of the learners whose
 // start succeeded, sorted.
 func (r Report) StartTimes() []time.Duration {
-	var ds []time.Duration
-	for _, o := range r.Outcomes {
-		if o.Started {
-			ds = append(ds, o.StartToFirst)
-		}
-	}
-	slices.Sort(ds)
-	return ds
+	return r.sorted(func(o Outcome) (time.Duration, bool) { return o.StartToFirst, o.Started })
 }
 
 // CheckTimes are every learner's Check durations together, sorted.
@@ -232,10 +225,16 @@ func rounded(ds []time.Duration) []time.Duration {
 
 // Recoveries are the served learners' times to recovery, sorted.
 func (r Report) Recoveries() []time.Duration {
+	return r.sorted(func(o Outcome) (time.Duration, bool) { return o.Recovery, o.Served })
+}
+
+// sorted collects of every outcome the duration pick returns when it says
+// so, sorted.
+func (r Report) sorted(pick func(Outcome) (time.Duration, bool)) []time.Duration {
 	var ds []time.Duration
 	for _, o := range r.Outcomes {
-		if o.Served {
-			ds = append(ds, o.Recovery)
+		if d, ok := pick(o); ok {
+			ds = append(ds, d)
 		}
 	}
 	slices.Sort(ds)
