@@ -23,16 +23,22 @@ func TestBootstrapScript(t *testing.T) {
 		host         string // HOSTNAME
 		primaryUp    bool
 		data         string // "", "primary" or "replica"
+		owner        string // the UID in the owner file beside the data, if any
 		wantOut      string
 		wantClone    bool
 		wantBlocking bool
+		wantRemoved  bool // the data directory was removed (and not cloned again)
 	}{
-		{"new replica clones the primary", "db-1", true, "", "cloning the primary at db-rw", true, false},
-		{"replica restarts and keeps its data", "db-2", true, "replica", "replica data present", false, false},
-		{"former primary rejoins as a clone", "db-0", true, "primary", "cloning the primary at db-rw", true, false},
-		{"pod 0 bootstraps the cluster", "db-0", false, "", "starting with local data", false, false},
-		{"primary restarts with its data", "db-1", false, "primary", "starting with local data", false, false},
-		{"new replica waits for a primary", "db-2", false, "", "waiting for a primary on db-rw", false, true},
+		{"new replica clones the primary", "db-1", true, "", "", "cloning the primary at db-rw", true, false, false},
+		{"replica restarts and keeps its data", "db-2", true, "replica", "uid-1", "replica data present", false, false, false},
+		{"former primary rejoins as a clone", "db-0", true, "primary", "uid-1", "cloning the primary at db-rw", true, false, false},
+		{"pod 0 bootstraps the cluster", "db-0", false, "", "", "starting with local data", false, false, false},
+		{"primary restarts with its data", "db-1", false, "primary", "uid-1", "starting with local data", false, false, false},
+		{"new replica waits for a primary", "db-2", false, "", "", "waiting for a primary on db-rw", false, true, false},
+		// A claim kept from an earlier PostgresCluster of the same name.
+		{"earlier cluster's replica data is replaced by a clone", "db-1", true, "replica", "uid-0", "removing the data of an earlier PostgresCluster", true, false, false},
+		{"earlier cluster's data on pod 0 is removed before initdb", "db-0", false, "primary", "uid-0", "removing the data of an earlier PostgresCluster", false, false, true},
+		{"data with no owner yet is adopted", "db-2", true, "replica", "", "replica data present", false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,6 +46,7 @@ func TestBootstrapScript(t *testing.T) {
 			dir := t.TempDir()
 			bin, pgdata := filepath.Join(dir, "bin"), filepath.Join(dir, "data", "pgdata")
 			must(t, os.MkdirAll(bin, 0o755))
+			must(t, os.MkdirAll(filepath.Dir(pgdata), 0o755)) // the volume's mount
 			isready := "exit 1"
 			if tt.primaryUp {
 				isready = "exit 0"
@@ -53,6 +60,10 @@ func TestBootstrapScript(t *testing.T) {
 					must(t, os.WriteFile(filepath.Join(pgdata, "standby.signal"), nil, 0o600))
 				}
 			}
+			ownerPath := filepath.Join(filepath.Dir(pgdata), ownerFile)
+			if tt.owner != "" {
+				must(t, os.WriteFile(ownerPath, []byte(tt.owner+"\n"), 0o600))
+			}
 			script := filepath.Join(dir, BootstrapScript)
 			must(t, os.WriteFile(script, []byte(bootstrapSh), 0o644))
 
@@ -60,7 +71,7 @@ func TestBootstrapScript(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, sh, script)
 			cmd.WaitDelay = 100 * time.Millisecond // do not wait for the script's sleep
-			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOSTNAME=" + tt.host, "PGDATA=" + pgdata, "PRIMARY_HOST=db-rw"}
+			cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin", "HOSTNAME=" + tt.host, "PGDATA=" + pgdata, "PRIMARY_HOST=db-rw", "CLUSTER_UID=uid-1"}
 			out, err := cmd.CombinedOutput()
 			if tt.wantBlocking {
 				if ctx.Err() == nil {
@@ -75,6 +86,13 @@ func TestBootstrapScript(t *testing.T) {
 			_, err = os.Stat(filepath.Join(pgdata, "cloned"))
 			if cloned := err == nil; cloned != tt.wantClone {
 				t.Errorf("cloned: got %v, want %v; output:\n%s", cloned, tt.wantClone, out)
+			}
+			_, err = os.Stat(filepath.Join(pgdata, "PG_VERSION"))
+			if removed := tt.data != "" && os.IsNotExist(err); removed != tt.wantRemoved {
+				t.Errorf("data directory removed: got %v, want %v; output:\n%s", removed, tt.wantRemoved, out)
+			}
+			if got, err := os.ReadFile(ownerPath); err != nil || strings.TrimSpace(string(got)) != "uid-1" {
+				t.Errorf("owner file: got %q (%v), want uid-1", got, err)
 			}
 			if tt.wantClone {
 				if _, err := os.Stat(filepath.Join(pgdata, "standby.signal")); err != nil {

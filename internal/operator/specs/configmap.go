@@ -47,6 +47,10 @@ host    all          all   0.0.0.0/0     scram-sha-256
 // BootstrapScript is the ConfigMap key of the init container's script.
 const BootstrapScript = "bootstrap.sh"
 
+// ownerFile, beside the data directory, holds the UID of the
+// PostgresCluster whose instance wrote it.
+const ownerFile = "cluster-uid"
+
 // bootstrapSh runs before PostgreSQL in every instance pod. Whether an
 // instance starts as a replica is decided by its data directory
 // (standby.signal), so the script prepares it: when a primary answers on
@@ -54,12 +58,28 @@ const BootstrapScript = "bootstrap.sh"
 // pg_basebackup unless it already is one (a former primary is cloned
 // afresh). With no primary, pod 0 starts with what it has (initdb on its
 // first start) and the others wait for a primary to clone.
+//
+// A claim outlives its PostgresCluster (a StatefulSet keeps its claims), so
+// a cluster deleted and created again under the same name finds the old
+// cluster's data: another system identifier, another password, settings
+// its replicas refuse to follow. The script writes the cluster's UID
+// beside the data directory (ownerFile) and removes a data directory that
+// another cluster wrote; data with no owner yet is adopted, not removed.
 const bootstrapSh = `#!/bin/sh
 # Managed by pg-operator; edits are overwritten.
 set -eu
 ordinal="${HOSTNAME##*-}"
+owner_file="$(dirname "$PGDATA")/` + ownerFile + `"
 has_data() { [ -s "$PGDATA/PG_VERSION" ]; }
 is_replica() { [ -f "$PGDATA/standby.signal" ]; }
+if [ -n "${CLUSTER_UID:-}" ]; then
+  owner=$(cat "$owner_file" 2>/dev/null || true)
+  if [ -n "$owner" ] && [ "$owner" != "$CLUSTER_UID" ] && has_data; then
+    echo "bootstrap: removing the data of an earlier PostgresCluster of this name (uid $owner)"
+    rm -rf "$PGDATA"
+  fi
+  echo "$CLUSTER_UID" > "$owner_file"
+fi
 while :; do
   if pg_isready -q -h "$PRIMARY_HOST" -p 5432 -t 2; then
     if has_data && is_replica; then

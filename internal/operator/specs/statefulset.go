@@ -68,6 +68,7 @@ func podSpec(pgc *pgv1.PostgresCluster) corev1.PodSpec {
 			Env: []corev1.EnvVar{
 				{Name: "PGDATA", Value: dataMount + "/pgdata"},
 				{Name: "PRIMARY_HOST", Value: ServiceName(pgc, pgv1.RolePrimary)},
+				{Name: "CLUSTER_UID", Value: string(pgc.UID)},
 				{Name: "PGUSER", ValueFrom: secretKey(pgc, SecretKeyUsername)},
 				{Name: "PGPASSWORD", ValueFrom: secretKey(pgc, SecretKeyPassword)},
 			},
