@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -283,17 +284,20 @@ func (e *env) eventReasons(t testing.TB, ns, name string) map[string]int {
 }
 
 // primaryWatch watches the pods of a namespace and records every moment
-// at which two pods were labelled primary at once.
+// at which two pods were labelled primary at once, or two servers ran as
+// primaries at once (a simulated server's role is in its pod's
+// annotations; a pod being deleted has stopped its server).
 type primaryWatch struct {
 	mu         sync.Mutex
 	primaries  map[string]bool
+	servers    map[string]bool // pods whose server runs as a primary
 	violations []string
 	deletedAs  map[string]string // pod → role label when it started terminating
 }
 
 func (e *env) watchPrimaries(t testing.TB, ns string) *primaryWatch {
 	t.Helper()
-	pw := &primaryWatch{primaries: map[string]bool{}, deletedAs: map[string]string{}}
+	pw := &primaryWatch{primaries: map[string]bool{}, servers: map[string]bool{}, deletedAs: map[string]string{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	list, err := e.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -331,14 +335,18 @@ func (pw *primaryWatch) see(pod *corev1.Pod, deleted bool) {
 		pw.deletedAs[pod.Name] = role + " "
 	}
 	pw.primaries[pod.Name] = role == pgv1.RolePrimary && !deleted
-	var ps []string
-	for n, p := range pw.primaries {
-		if p {
-			ps = append(ps, n)
+	pw.servers[pod.Name] = pod.Annotations[instance.AnnotationSimRole] == pgv1.RolePrimary && !deleted && pod.DeletionTimestamp == nil
+	for what, set := range map[string]map[string]bool{"pods labelled primary": pw.primaries, "servers running as primary": pw.servers} {
+		var ps []string
+		for n, p := range set {
+			if p {
+				ps = append(ps, n)
+			}
 		}
-	}
-	if len(ps) > 1 {
-		pw.violations = append(pw.violations, fmt.Sprintf("at rv %s: primaries %v", pod.ResourceVersion, ps))
+		if len(ps) > 1 {
+			slices.Sort(ps)
+			pw.violations = append(pw.violations, fmt.Sprintf("at rv %s: %s %v", pod.ResourceVersion, what, ps))
+		}
 	}
 }
 

@@ -101,11 +101,8 @@ func (p *pass) settleReplicas(ctx context.Context, ms members) error {
 				// A running primary cannot be demoted over SQL: fence it, then
 				// delete its pod; the StatefulSet recreates it and its
 				// bootstrap script clones the current primary.
-				if err := p.label(ctx, m, pgv1.RoleUnhealthy); err != nil {
+				if err := p.restart(ctx, m); err != nil {
 					return err
-				}
-				if err := p.r.Client.Delete(ctx, m.pod, client.Preconditions{UID: &m.pod.UID}); err != nil && !apierrors.IsNotFound(err) {
-					return fmt.Errorf("restart %s to follow %s: %w", m.name(), prim.name(), err)
 				}
 				p.done("restarted %s: it must be cloned to follow %s", m.name(), prim.name())
 				p.event(corev1.EventTypeWarning, "InstanceRestarted", "Rejoin", "restarted %s so that it rejoins as a replica of %s: %v", m.name(), prim.name(), err)
@@ -119,6 +116,20 @@ func (p *pass) settleReplicas(ctx context.Context, ms members) error {
 		if err := p.label(ctx, m, pgv1.RoleReplica); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// restart fences m's pod (no Service endpoint) and deletes it; its
+// StatefulSet creates it again and the bootstrap script sets the new pod
+// up. The delete is for this pod only (a UID precondition), never for a
+// newer pod of the same name.
+func (p *pass) restart(ctx context.Context, m *member) error {
+	if err := p.label(ctx, m, pgv1.RoleUnhealthy); err != nil {
+		return err
+	}
+	if err := p.r.Client.Delete(ctx, m.pod, client.Preconditions{UID: &m.pod.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("restart %s: %w", m.name(), err)
 	}
 	return nil
 }

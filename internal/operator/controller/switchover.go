@@ -2,7 +2,9 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	pgv1 "oplab.dev/oplab/api/v1"
+	"oplab.dev/oplab/internal/operator/instance"
 )
+
+// stopRetry is how soon a pass that waits for a former primary's pod to
+// stop looks again.
+const stopRetry = time.Second
 
 // switchoverIfWanted starts a switchover from a healthy primary when the
 // switchover annotation names another pod, or when a scale-down would
@@ -69,12 +76,14 @@ func (p *pass) switchPrimary(ctx context.Context, ms members) error {
 		p.after(conflictRetry)
 		return p.writeStatus(ctx)
 	}
-	for _, m := range ms {
-		if m != tgt && m.role() == pgv1.RolePrimary {
-			if err := p.label(ctx, m, pgv1.RoleUnhealthy); err != nil {
-				return err
-			}
-		}
+	stopping, err := p.stopOtherPrimaries(ctx, ms, tgt)
+	if err != nil {
+		return err
+	}
+	if len(stopping) > 0 {
+		p.done("waiting for %s to stop before %s is promoted", strings.Join(stopping, ", "), tgt.name())
+		p.after(stopRetry)
+		return nil
 	}
 	if !tgt.status.IsPrimary() {
 		if err := p.r.Instance.Promote(ctx, tgt.pod); err != nil {
@@ -113,4 +122,52 @@ func (p *pass) switchPrimary(ctx context.Context, ms members) error {
 		return p.clearSwitchoverAnnotation(ctx)
 	}
 	return nil
+}
+
+// stopOtherPrimaries makes sure that no server but tgt can take writes
+// before tgt is promoted, so that two primaries never run at once. Every
+// other pod labelled primary is fenced (no -rw endpoint). Every other
+// server that runs as a primary is demoted or, where it cannot be demoted
+// in place (real PostgreSQL), its pod is stopped; so is the pod of a
+// current primary that cannot be asked but whose server still runs. It
+// returns the pods still stopping: tgt is not promoted until none is.
+func (p *pass) stopOtherPrimaries(ctx context.Context, ms members, tgt *member) ([]string, error) {
+	var stopping []string
+	for _, m := range ms {
+		if m == tgt {
+			continue
+		}
+		if m.role() == pgv1.RolePrimary {
+			if err := p.label(ctx, m, pgv1.RoleUnhealthy); err != nil {
+				return nil, err
+			}
+		}
+		var why error
+		switch {
+		case m.err == nil && m.status.IsPrimary():
+			err := p.r.Instance.Demote(ctx, m.pod)
+			if err == nil {
+				p.done("demoted %s", m.name())
+				continue
+			}
+			if !errors.Is(err, instance.ErrNeedsRestart) {
+				return nil, fmt.Errorf("demote %s before promoting %s: %w", m.name(), tgt.name(), err)
+			}
+			why = err
+		case m.err != nil && m.name() == p.pgc.Status.CurrentPrimary && serverRunning(m.pod):
+			why = fmt.Errorf("its server still runs but cannot be asked: %w", m.err)
+		default:
+			continue
+		}
+		stopping = append(stopping, m.name())
+		if m.pod.DeletionTimestamp != nil {
+			continue // already stopping
+		}
+		if err := p.restart(ctx, m); err != nil {
+			return nil, err
+		}
+		p.done("stopped %s: %v", m.name(), why)
+		p.event(corev1.EventTypeNormal, "InstanceStopped", "Fence", "stopped %s before promoting %s, so that two primaries never run at once: %v", m.name(), tgt.name(), why)
+	}
+	return stopping, nil
 }

@@ -29,6 +29,14 @@ type Instance interface {
 	// by primary. It sets up a fresh server from the primary and makes a
 	// former primary rejoin. Following the current upstream does nothing.
 	Follow(ctx context.Context, pod *corev1.Pod, primary *corev1.Pod) error
+	// Demote stops the server accepting writes, before another server is
+	// promoted, so that two primaries never run at once. A simulated
+	// server becomes a replica with no upstream yet. A real server cannot
+	// be demoted over SQL: the SQL implementation returns an error
+	// wrapping ErrNeedsRestart, and the pod must be stopped (PostgreSQL's
+	// shutdown first sends the connected replicas all of its WAL).
+	// Demoting a replica does nothing.
+	Demote(ctx context.Context, pod *corev1.Pod) error
 	// Mode names the implementation for status and logs: "sql" or
 	// "simulated".
 	Mode() string

@@ -71,7 +71,11 @@ func NewSimulated(c client.Client, opts ...SimulatedOption) *Simulated {
 func (s *Simulated) Mode() string { return ModeSimulated }
 
 // Status reads the simulated server's state from the pod's annotations.
+// The server of a pod being deleted is taken to have stopped.
 func (s *Simulated) Status(_ context.Context, pod *corev1.Pod) (Status, error) {
+	if pod.DeletionTimestamp != nil {
+		return Status{}, fmt.Errorf("simulated server of pod %s stopped: the pod is being deleted: %w", pod.Name, ErrUnreachable)
+	}
 	st, err := readSimState(pod)
 	if err != nil || st.role == "" {
 		return Status{}, err
@@ -126,6 +130,19 @@ func (s *Simulated) Follow(ctx context.Context, pod, primary *corev1.Pod) error 
 		return nil
 	}
 	return s.write(ctx, pod, next)
+}
+
+// Demote makes the pod's simulated primary a replica that streams from
+// nobody yet, holding the WAL position it had reached; Follow then points
+// it at the new primary.
+func (s *Simulated) Demote(ctx context.Context, pod *corev1.Pod) error {
+	st, err := readSimState(pod)
+	if err != nil || st.role != simRolePrimary {
+		return err
+	}
+	now := s.now()
+	return s.write(ctx, pod, simState{role: simRoleReplica, timeline: st.timeline,
+		base: st.position(now, s.rate), since: now, lag: lagOf(pod)})
 }
 
 // write stores st in the pod's annotations with a merge patch and updates

@@ -224,8 +224,10 @@ func (s *SQL) promote(ctx context.Context, pod *corev1.Pod) error {
 // Follow points the standby of pod at primary: it rewrites primary_conninfo
 // with ALTER SYSTEM and reloads the configuration, which restarts the WAL
 // receiver (PostgreSQL 13 and later). A standby whose primary_conninfo already
-// names the primary's address is left alone. A running primary cannot be demoted over SQL: Follow then returns
-// an error wrapping ErrNeedsRestart.
+// names the primary's address is left alone. A running primary cannot be
+// demoted over SQL, and a standby with no primary_conninfo at all holds a
+// former primary's data: for both, Follow returns an error wrapping
+// ErrNeedsRestart.
 func (s *SQL) Follow(ctx context.Context, pod, primary *corev1.Pod) error {
 	c, err := s.connect(ctx, pod)
 	if err != nil {
@@ -242,6 +244,13 @@ func (s *SQL) Follow(ctx context.Context, pod, primary *corev1.Pod) error {
 	}
 	if !inRecovery {
 		return fmt.Errorf("follow %s with postgres at %s: it runs as a primary: %w", primary.Name, c.addr, ErrNeedsRestart)
+	}
+	if conninfo == "" {
+		// A standby that never streamed: a former primary's data, started
+		// in recovery by the bootstrap script because no primary answered.
+		// Its WAL may have gone past the point where the new primary's
+		// timeline forked off, so it is cloned afresh instead.
+		return fmt.Errorf("follow %s with postgres at %s: it is a former primary's data with no upstream: %w", primary.Name, c.addr, ErrNeedsRestart)
 	}
 	host, port, err := s.opts.Address(primary)
 	if err != nil {
@@ -265,6 +274,21 @@ func (s *SQL) Follow(ctx context.Context, pod, primary *corev1.Pod) error {
 		}
 	}
 	return nil
+}
+
+// Demote cannot stop a real primary over SQL (PostgreSQL has no function
+// for it): for a server that runs as a primary it returns an error
+// wrapping ErrNeedsRestart, so that the caller stops its pod. A standby
+// is left alone.
+func (s *SQL) Demote(ctx context.Context, pod *corev1.Pod) error {
+	st, err := s.state(ctx, pod)
+	if err != nil {
+		return err
+	}
+	if st.inRecovery {
+		return nil
+	}
+	return fmt.Errorf("demote postgres of pod %s: it runs as a primary and SQL cannot demote it: %w", pod.Name, ErrNeedsRestart)
 }
 
 // conninfoTarget returns the host and port a libpq connection string names.

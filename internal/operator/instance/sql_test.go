@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -174,6 +176,31 @@ func TestSQLAgainstPostgres(t *testing.T) {
 	// A primary cannot be demoted over SQL.
 	if err := s.Follow(ctx, c.pod("db-1"), c.pod("db-2")); !errors.Is(err, ErrNeedsRestart) {
 		t.Errorf("primary db-1 follow db-2: error %v, want ErrNeedsRestart", err)
+	}
+	if err := s.Demote(ctx, c.pod("db-1")); !errors.Is(err, ErrNeedsRestart) {
+		t.Errorf("demote primary db-1: error %v, want ErrNeedsRestart", err)
+	}
+	if err := s.Demote(ctx, c.pod("db-2")); err != nil {
+		t.Errorf("demote standby db-2: %v, want nil", err)
+	}
+
+	// The former primary's data started in recovery, as the bootstrap
+	// script starts it when no primary answers: a standby that never
+	// streamed (no primary_conninfo). It must be cloned, not pointed at the
+	// new primary, whose timeline may have forked off behind its WAL.
+	if err := os.WriteFile(filepath.Join(primary.dataDir, "standby.signal"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if primary.bins.cred != nil {
+		if err := os.Chown(filepath.Join(primary.dataDir, "standby.signal"), primary.bins.uid, primary.bins.gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	primary.stopped = false
+	primary.start(t)
+	waitStatus(ctx, t, s, c, "db-0", "back in recovery", func(st Status) bool { return st.InRecovery })
+	if err := s.Follow(ctx, c.pod("db-0"), c.pod("db-1")); !errors.Is(err, ErrNeedsRestart) {
+		t.Errorf("former primary db-0, restarted as a standby with no upstream, follow db-1: error %v, want ErrNeedsRestart", err)
 	}
 }
 

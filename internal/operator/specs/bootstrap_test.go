@@ -24,21 +24,29 @@ func TestBootstrapScript(t *testing.T) {
 		primaryUp    bool
 		data         string // "", "primary" or "replica"
 		owner        string // the UID in the owner file beside the data, if any
+		former       bool   // formerPrimaryFile is beside the data
 		wantOut      string
 		wantClone    bool
 		wantBlocking bool
 		wantRemoved  bool // the data directory was removed (and not cloned again)
+		// wantStandby: a former primary's data is started in recovery with
+		// no upstream and marked as such.
+		wantStandby bool
 	}{
-		{"new replica clones the primary", "db-1", true, "", "", "cloning the primary at db-rw", true, false, false},
-		{"replica restarts and keeps its data", "db-2", true, "replica", "uid-1", "replica data present", false, false, false},
-		{"former primary rejoins as a clone", "db-0", true, "primary", "uid-1", "cloning the primary at db-rw", true, false, false},
-		{"pod 0 bootstraps the cluster", "db-0", false, "", "", "starting with local data", false, false, false},
-		{"primary restarts with its data", "db-1", false, "primary", "uid-1", "starting with local data", false, false, false},
-		{"new replica waits for a primary", "db-2", false, "", "", "waiting for a primary on db-rw", false, true, false},
+		{name: "new replica clones the primary", host: "db-1", primaryUp: true, wantOut: "cloning the primary at db-rw", wantClone: true},
+		{name: "replica restarts and keeps its data", host: "db-2", primaryUp: true, data: "replica", owner: "uid-1", wantOut: "replica data present"},
+		{name: "former primary rejoins as a clone", host: "db-0", primaryUp: true, data: "primary", owner: "uid-1", wantOut: "cloning the primary at db-rw", wantClone: true},
+		{name: "pod 0 bootstraps the cluster", host: "db-0", wantOut: "initialising a new cluster"},
+		// Never two primaries: a fenced former primary comes back in recovery.
+		{name: "former primary with no primary answering starts as a standby", host: "db-1", data: "primary", owner: "uid-1", wantOut: "starting this former primary's data as a standby", wantStandby: true},
+		{name: "former primary on pod 0 starts as a standby", host: "db-0", data: "primary", owner: "uid-1", wantOut: "starting this former primary's data as a standby", wantStandby: true},
+		{name: "former primary started as a standby is cloned when a primary answers", host: "db-1", primaryUp: true, data: "replica", owner: "uid-1", former: true, wantOut: "cloning the primary at db-rw", wantClone: true},
+		{name: "replica with no primary answering starts with its data", host: "db-2", data: "replica", owner: "uid-1", wantOut: "starting with local data"},
+		{name: "new replica waits for a primary", host: "db-2", wantOut: "waiting for a primary on db-rw", wantBlocking: true},
 		// A claim kept from an earlier PostgresCluster of the same name.
-		{"earlier cluster's replica data is replaced by a clone", "db-1", true, "replica", "uid-0", "removing the data of an earlier PostgresCluster", true, false, false},
-		{"earlier cluster's data on pod 0 is removed before initdb", "db-0", false, "primary", "uid-0", "removing the data of an earlier PostgresCluster", false, false, true},
-		{"data with no owner yet is adopted", "db-2", true, "replica", "", "replica data present", false, false, false},
+		{name: "earlier cluster's replica data is replaced by a clone", host: "db-1", primaryUp: true, data: "replica", owner: "uid-0", wantOut: "removing the data of an earlier PostgresCluster", wantClone: true},
+		{name: "earlier cluster's data on pod 0 is removed before initdb", host: "db-0", data: "primary", owner: "uid-0", wantOut: "removing the data of an earlier PostgresCluster", wantRemoved: true},
+		{name: "data with no owner yet is adopted", host: "db-2", primaryUp: true, data: "replica", wantOut: "replica data present"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,6 +67,11 @@ func TestBootstrapScript(t *testing.T) {
 				if tt.data == "replica" {
 					must(t, os.WriteFile(filepath.Join(pgdata, "standby.signal"), nil, 0o600))
 				}
+				must(t, os.WriteFile(filepath.Join(pgdata, "postgresql.auto.conf"), []byte("primary_conninfo = 'host=db-rw'\nwork_mem = '8MB'\n"), 0o600))
+			}
+			formerPath := filepath.Join(filepath.Dir(pgdata), formerPrimaryFile)
+			if tt.former {
+				must(t, os.WriteFile(formerPath, nil, 0o600))
 			}
 			ownerPath := filepath.Join(filepath.Dir(pgdata), ownerFile)
 			if tt.owner != "" {
@@ -97,6 +110,19 @@ func TestBootstrapScript(t *testing.T) {
 			if tt.wantClone {
 				if _, err := os.Stat(filepath.Join(pgdata, "standby.signal")); err != nil {
 					t.Errorf("a clone must start as a replica: %v", err)
+				}
+			}
+			_, err = os.Stat(formerPath)
+			if marked := err == nil; marked != tt.wantStandby {
+				t.Errorf("%s beside the data: got %v, want %v; output:\n%s", formerPrimaryFile, marked, tt.wantStandby, out)
+			}
+			if tt.wantStandby {
+				if _, err := os.Stat(filepath.Join(pgdata, "standby.signal")); err != nil {
+					t.Errorf("a former primary must start in recovery: %v", err)
+				}
+				auto, _ := os.ReadFile(filepath.Join(pgdata, "postgresql.auto.conf"))
+				if strings.Contains(string(auto), "primary_conninfo") || !strings.Contains(string(auto), "work_mem") {
+					t.Errorf("postgresql.auto.conf = %q, want primary_conninfo removed and the rest kept", auto)
 				}
 			}
 		})

@@ -51,13 +51,27 @@ const BootstrapScript = "bootstrap.sh"
 // PostgresCluster whose instance wrote it.
 const ownerFile = "cluster-uid"
 
+// formerPrimaryFile, beside the data directory, marks data that ran as a
+// primary and was started in recovery by the bootstrap script.
+const formerPrimaryFile = "former-primary"
+
 // bootstrapSh runs before PostgreSQL in every instance pod. Whether an
 // instance starts as a replica is decided by its data directory
 // (standby.signal), so the script prepares it: when a primary answers on
 // the -rw Service, the instance must be its replica, cloned with
 // pg_basebackup unless it already is one (a former primary is cloned
-// afresh). With no primary, pod 0 starts with what it has (initdb on its
-// first start) and the others wait for a primary to clone.
+// afresh). With no primary, pod 0 starts initdb on its first start, an
+// instance with replica data starts as a replica, and the others wait for
+// a primary to clone.
+//
+// A former primary whose pod comes back while no primary answers (the
+// operator fenced it during a failover or a switchover, or every pod
+// restarted) never starts as a primary on its own: that would make two
+// primaries. Its data starts in recovery with no upstream (standby.signal,
+// primary_conninfo removed, formerPrimaryFile written), and the operator
+// decides: it promotes the server again (pg_promote()) when it is still the
+// primary, or restarts it to be cloned from the new one, since its WAL may
+// have gone past the point where the new primary's timeline forked off.
 //
 // A claim outlives its PostgresCluster (a StatefulSet keeps its claims), so
 // a cluster deleted and created again under the same name finds the old
@@ -70,8 +84,9 @@ const bootstrapSh = `#!/bin/sh
 set -eu
 ordinal="${HOSTNAME##*-}"
 owner_file="$(dirname "$PGDATA")/` + ownerFile + `"
+former_primary="$(dirname "$PGDATA")/` + formerPrimaryFile + `"
 has_data() { [ -s "$PGDATA/PG_VERSION" ]; }
-is_replica() { [ -f "$PGDATA/standby.signal" ]; }
+is_replica() { [ -f "$PGDATA/standby.signal" ] && [ ! -e "$former_primary" ]; }
 if [ -n "${CLUSTER_UID:-}" ]; then
   owner=$(cat "$owner_file" 2>/dev/null || true)
   if [ -n "$owner" ] && [ "$owner" != "$CLUSTER_UID" ] && has_data; then
@@ -87,13 +102,23 @@ while :; do
       exit 0
     fi
     echo "bootstrap: cloning the primary at $PRIMARY_HOST"
-    rm -rf "$PGDATA"
+    rm -rf "$PGDATA" "$former_primary"
     pg_basebackup -h "$PRIMARY_HOST" -p 5432 -D "$PGDATA" -R -X stream -c fast
     chmod 0700 "$PGDATA"
     exit 0
   fi
-  if [ "$ordinal" = 0 ] || has_data; then
+  if has_data && [ ! -f "$PGDATA/standby.signal" ]; then
+    echo "bootstrap: no primary answers on $PRIMARY_HOST; starting this former primary's data as a standby: the operator promotes it or has it cloned"
+    touch "$former_primary" "$PGDATA/standby.signal"
+    sed -i '/^primary_conninfo/d' "$PGDATA/postgresql.auto.conf" 2>/dev/null || true
+    exit 0
+  fi
+  if has_data; then
     echo "bootstrap: no primary answers on $PRIMARY_HOST; starting with local data"
+    exit 0
+  fi
+  if [ "$ordinal" = 0 ]; then
+    echo "bootstrap: no data and no primary: initialising a new cluster"
     exit 0
   fi
   echo "bootstrap: waiting for a primary on $PRIMARY_HOST"

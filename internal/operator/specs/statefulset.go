@@ -21,6 +21,9 @@ const (
 	DataVolume  = "data"
 	configMount = "/etc/postgresql"
 	dataMount   = "/var/lib/postgresql/data"
+	// PostgresContainer names the container of an instance pod that runs
+	// the server.
+	PostgresContainer = "postgres"
 	// PostgresPort is the port of every instance and Service.
 	PostgresPort = 5432
 	// postgresUID is the postgres user of the official image.
@@ -78,7 +81,7 @@ func podSpec(pgc *pgv1.PostgresCluster) corev1.PodSpec {
 			},
 		}},
 		Containers: []corev1.Container{{
-			Name:      "postgres",
+			Name:      PostgresContainer,
 			Image:     "postgres:" + pgc.Spec.Version,
 			Args:      []string{"-c", "config_file=" + configMount + "/postgresql.conf", "-c", "hba_file=" + configMount + "/pg_hba.conf"},
 			Ports:     []corev1.ContainerPort{{Name: "postgres", ContainerPort: PostgresPort}},
