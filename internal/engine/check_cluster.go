@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/operator/instance"
+	"oplab.dev/oplab/internal/operator/specs"
 )
 
 // missing explains a failure to read the PostgresCluster.
@@ -73,7 +75,7 @@ func (e *Engine) primaryChanged(ctx context.Context, t lab.Target, a *Attempt) (
 	case was:
 		return false, fmt.Sprintf("the primary is still %s", was)
 	}
-	if why := e.notServing(ctx, t, now); why != "" {
+	if why := e.notServing(ctx, t, pgc, now); why != "" {
 		return false, why
 	}
 	return true, fmt.Sprintf("the primary is now %s (it was %s)", now, was)
@@ -87,17 +89,18 @@ func (e *Engine) primaryIs(ctx context.Context, t lab.Target, instance string) (
 	if cur := pgc.Status.CurrentPrimary; cur != instance {
 		return false, fmt.Sprintf("the primary is %q, want %s", cur, instance)
 	}
-	if why := e.notServing(ctx, t, instance); why != "" {
+	if why := e.notServing(ctx, t, pgc, instance); why != "" {
 		return false, why
 	}
 	return true, fmt.Sprintf("%s is the primary", instance)
 }
 
 // notServing says why instance, named primary in status, is not really
-// the primary, or returns "": its pod must carry the primary label and,
-// where the server is simulated, the server must have been promoted (a
-// status or a label edited by hand promotes nothing).
-func (e *Engine) notServing(ctx context.Context, t lab.Target, name string) string {
+// the primary, or returns "": its pod must carry the primary label and its
+// server must have been promoted (a status or a label edited by hand
+// promotes nothing). A simulated server's role is in its pod's
+// annotations; a real one is asked (see serversReal).
+func (e *Engine) notServing(ctx context.Context, t lab.Target, pgc *pgv1.PostgresCluster, name string) string {
 	pod, err := e.cs.CoreV1().Pods(namespace(t)).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Sprintf("the primary %s has no pod: %v", name, err)
@@ -107,6 +110,15 @@ func (e *Engine) notServing(ctx context.Context, t lab.Target, name string) stri
 	}
 	if role, sim := pod.Annotations[instance.AnnotationSimRole]; sim && role != pgv1.RolePrimary {
 		return fmt.Sprintf("%s is named primary, but its server is a %s: it was never promoted", name, role)
+	}
+	if e.serversReal(pgc) {
+		inRecovery, err := e.serverInRecovery(ctx, pod)
+		if err != nil {
+			return fmt.Sprintf("%s is named primary, but its server could not say whether it is one: %v", name, err)
+		}
+		if inRecovery {
+			return fmt.Sprintf("%s is named primary, but its server is a replica (pg_is_in_recovery() is true): it was never promoted", name)
+		}
 	}
 	return ""
 }
@@ -131,25 +143,100 @@ func (e *Engine) sameCluster(ctx context.Context, t lab.Target, a *Attempt) (boo
 	return true, fmt.Sprintf("PostgresCluster %s is the one the exercise began with", t.Cluster)
 }
 
+// exactlyOnePrimary wants one pod labelled primary and one server running
+// as a primary, the same pod: two servers that take writes are a split
+// brain even when only one is behind the -rw Service.
 func (e *Engine) exactlyOnePrimary(ctx context.Context, t lab.Target) (bool, string) {
+	pgc, err := e.cluster(ctx, t)
+	if err != nil {
+		return false, missing(t, err)
+	}
 	pods, err := e.clusterPods(ctx, t)
 	if err != nil {
 		return false, err.Error()
 	}
-	var primaries []string
+	var labelled []string
 	for _, p := range pods {
 		if p.Labels[pgv1.LabelRole] == pgv1.RolePrimary {
-			primaries = append(primaries, p.Name)
+			labelled = append(labelled, p.Name)
 		}
 	}
-	slices.Sort(primaries)
-	switch len(primaries) {
+	slices.Sort(labelled)
+	switch len(labelled) {
 	case 0:
 		return false, fmt.Sprintf("no pod of %s is labelled role=primary", t.Cluster)
 	case 1:
-		return true, fmt.Sprintf("%s is the only pod labelled role=primary", primaries[0])
+	default:
+		return false, fmt.Sprintf("%d pods are labelled role=primary (%s), want 1", len(labelled), strings.Join(labelled, ", "))
 	}
-	return false, fmt.Sprintf("%d pods are labelled role=primary (%s), want 1", len(primaries), strings.Join(primaries, ", "))
+	servers, err := e.serverPrimaries(ctx, pgc, pods)
+	if err != nil {
+		return false, err.Error()
+	}
+	switch {
+	case len(servers) > 1:
+		return false, fmt.Sprintf("%d servers run as primary (%s): both take writes", len(servers), strings.Join(servers, ", "))
+	case len(servers) == 0:
+		return false, fmt.Sprintf("%s is labelled role=primary, but no server runs as a primary", labelled[0])
+	case servers[0] != labelled[0]:
+		return false, fmt.Sprintf("%s is labelled role=primary, but the server running as primary is %s's", labelled[0], servers[0])
+	}
+	return true, fmt.Sprintf("%s is the only pod labelled role=primary and the only server running as one", labelled[0])
+}
+
+// serverPrimaries names, sorted, the pods whose server runs as a primary.
+// A simulated server's role is in its pod's annotations; a real one is
+// asked (see serversReal). A pod being deleted, or whose PostgreSQL
+// container does not run, has no server.
+func (e *Engine) serverPrimaries(ctx context.Context, pgc *pgv1.PostgresCluster, pods []corev1.Pod) ([]string, error) {
+	real := e.serversReal(pgc)
+	var names []string
+	for i := range pods {
+		pod := &pods[i]
+		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		if !real {
+			if pod.Annotations[instance.AnnotationSimRole] == pgv1.RolePrimary {
+				names = append(names, pod.Name)
+			}
+			continue
+		}
+		if !containerRunning(pod, specs.PostgresContainer) {
+			continue
+		}
+		inRecovery, err := e.serverInRecovery(ctx, pod)
+		if err != nil {
+			return nil, fmt.Errorf("cannot tell whether the server of %s runs as a primary: %v", pod.Name, err)
+		}
+		if !inRecovery {
+			names = append(names, pod.Name)
+		}
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// serversReal says whether the cluster's instances are real PostgreSQL
+// servers, to be asked, rather than simulated ones. That follows from the
+// provider (its pods run containers, so the operator is installed with SQL
+// instance control), not from the PostgresCluster's status, which a
+// learner can edit; only an engine with no provider goes by the status.
+func (e *Engine) serversReal(pgc *pgv1.PostgresCluster) bool {
+	if e.t.Provider != nil {
+		return e.realPods
+	}
+	return pgc.Status.InstanceControl == instance.ModeSQL
+}
+
+// containerRunning is true while the pod's container name runs.
+func containerRunning(pod *corev1.Pod, name string) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == name {
+			return cs.State.Running != nil
+		}
+	}
+	return false
 }
 
 // rwEndpointsAtPrimary looks at the EndpointSlices of the -rw Service.

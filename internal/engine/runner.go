@@ -22,6 +22,7 @@ import (
 // sense.
 type Engine struct {
 	t    Target
+	cfg  *rest.Config // for what the clients do not cover (pod exec)
 	cs   kubernetes.Interface
 	dyn  dynamic.Interface
 	c    client.Client // typed access to PostgresClusters
@@ -30,6 +31,9 @@ type Engine struct {
 	// pace multiplies the time budgets of actions and checks: 1 where pods
 	// are simulated, RealContainersPace where they are real.
 	pace time.Duration
+	// realPods: the provider's pods run containers, so the instances are
+	// real PostgreSQL servers (see serversReal).
+	realPods bool
 }
 
 // RealContainersPace is how much longer actions and checks may take on a
@@ -73,9 +77,10 @@ func New(t Target) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
-	e := &Engine{t: t, cs: cs, dyn: dyn, c: c, log: t.Logger, logs: t.Logs, pace: 1}
+	e := &Engine{t: t, cfg: cfg, cs: cs, dyn: dyn, c: c, log: t.Logger, logs: t.Logs, pace: 1}
 	if t.Provider != nil && t.Provider.Info().Capabilities.RealContainers {
 		e.pace = RealContainersPace
+		e.realPods = true
 	}
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
+
+	"oplab.dev/oplab/internal/operator/specs"
+)
+
+// inRecoveryQuery asks the server in an instance's container whether it
+// runs as a replica, over the local socket (pg_hba trusts local
+// connections) as the cluster's superuser.
+const inRecoveryQuery = `psql -XqtA -d postgres -U "$POSTGRES_USER" -c 'select pg_is_in_recovery()'`
+
+// serverInRecovery asks the real PostgreSQL server of pod whether it is in
+// recovery, that is a replica: pg_is_in_recovery(), run by psql in the
+// pod's container through the API server's exec (the engine runs outside
+// the cluster and cannot reach pod addresses). A label or a status edited
+// by hand changes nothing here; only a promotion does.
+func (e *Engine) serverInRecovery(ctx context.Context, pod *corev1.Pod) (bool, error) {
+	req := e.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).
+		SubResource("exec").VersionedParams(&corev1.PodExecOptions{
+		Container: specs.PostgresContainer,
+		Command:   []string{"sh", "-c", inRecoveryQuery},
+		Stdout:    true,
+		Stderr:    true,
+	}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewWebSocketExecutor(e.cfg, "GET", req.URL().String())
+	if err != nil {
+		return false, fmt.Errorf("exec in pod %s: %w", pod.Name, err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		return false, fmt.Errorf("ask the server of %s: %w: %s", pod.Name, err, strings.TrimSpace(stderr.String()))
+	}
+	switch got := strings.TrimSpace(stdout.String()); got {
+	case "t":
+		return true, nil
+	case "f":
+		return false, nil
+	default:
+		return false, fmt.Errorf("ask the server of %s: pg_is_in_recovery() answered %q: %s", pod.Name, got, strings.TrimSpace(stderr.String()))
+	}
+}
