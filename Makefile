@@ -42,7 +42,9 @@ test: controlplane build ## Run the whole test suite against real components
 	./scripts/ensure-bwrap.sh
 	$(MAKE) --no-print-directory verify-generated verify-tidy verify-fresh-modules
 	$(GO) vet ./...
-	OPLAB_SCREENSHOTS=$(BIN)/screenshots $(GO) test -count=1 -timeout 30m ./...
+	OPLAB_KIND_TEST= OPLAB_KIND_SKIP="$(KIND_LATER)" OPLAB_SCREENSHOTS=$(BIN)/screenshots \
+	  $(GO) test -count=1 -timeout 30m ./...
+	$(call kind_tests,)
 
 bench: controlplane build ## Print the benchmarks' figures (medians over BENCH_COUNT runs)
 	eval "$$(./hack/kind/test-env.sh)" && \
@@ -65,13 +67,21 @@ images: ## Build kind's node image, PostgreSQL 15 and the operator images offlin
 	eval "$$(./hack/kind/env.sh)" && $(KIND_NICE) ./hack/kind/build-images.sh
 
 # The kind tests: a cluster's lifecycle, the operator on real PostgreSQL
-# and every lab's self-test on kind. `make test` skips them, saying so: a
-# kind node died under the load of the whole suite on this 2-core machine.
-test-kind: controlplane build ## Run the kind tests, every lab's self-test on kind included (~30 min)
+# and, with OPLAB_KIND_SLOW=1, every lab's self-test on kind. `make test`
+# runs the quick ones after the rest of the suite, never beside it: on a
+# 2-core machine a kind node died under the load of the whole suite. They
+# run one package and one cluster at a time. test-env.sh prepares the
+# engine and the images (a no-op when cached), or says why they skip.
+KIND_TEST_PKGS := ./hack/kind/ ./internal/cluster/ ./internal/operator/install/ ./internal/engine/
+KIND_LATER     := they run after the rest of the suite, one cluster at a time (make test's kind phase)
+define kind_tests
 	eval "$$(./hack/kind/test-env.sh)" && \
 	  trap '[ -z "$${OPLAB_KIND_STARTED:-}" ] || ./hack/kind/env.sh stop' EXIT && \
-	  OPLAB_KIND_SLOW=1 $(GO) test -p 1 -count=1 -timeout 60m -run 'Kind|PostgresImage' \
-	    ./hack/kind/ ./internal/cluster/ ./internal/operator/install/ ./internal/engine/
+	  OPLAB_KIND_SLOW=$(1) $(GO) test -p 1 -count=1 -timeout 60m -run 'Kind|PostgresImage' $(KIND_TEST_PKGS)
+endef
+
+test-kind: controlplane build ## Run the kind tests, every lab's self-test on kind included (~30 min)
+	$(call kind_tests,1)
 
 clean: ## Remove ./bin
 	rm -rf $(BIN)
