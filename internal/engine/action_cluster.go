@@ -142,24 +142,46 @@ func (e *Engine) setStorageClass(ctx context.Context, t lab.Target, class string
 
 // switchover asks for instance to become the primary and waits until it is.
 func (e *Engine) switchover(ctx context.Context, t lab.Target, instance string) error {
-	err := e.patchCluster(ctx, t, map[string]any{"metadata": map[string]any{"annotations": map[string]any{pgv1.AnnotationSwitchoverTo: instance}}})
-	if err != nil {
+	request := func() error {
+		return e.patchCluster(ctx, t, map[string]any{"metadata": map[string]any{"annotations": map[string]any{pgv1.AnnotationSwitchoverTo: instance}}})
+	}
+	if err := request(); err != nil {
 		return err
 	}
+	// The operator takes the request only from a healthy primary to a
+	// ready replica, and otherwise rejects it and removes the annotation
+	// (SwitchoverRejected). Right after a failover or a restart the
+	// instance may still be starting or being cloned: ask again, at most
+	// every switchoverRetry, until it is the primary.
 	var last string
-	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+	asked, rejected := time.Now(), 0
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		pgc, err := e.cluster(ctx, t)
 		if err != nil {
 			return false, nil
 		}
 		last = pgc.Status.CurrentPrimary
-		return last == instance, nil
+		if last == instance {
+			return true, nil
+		}
+		if _, pending := pgc.Annotations[pgv1.AnnotationSwitchoverTo]; !pending && time.Since(asked) >= switchoverRetry*e.pace {
+			rejected++
+			asked = time.Now()
+			if err := request(); err != nil {
+				e.log.Warn("ask again for a switchover", "instance", instance, "err", err)
+			}
+		}
+		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for %s to become the primary (it is %q): %w", instance, last, err)
+		return fmt.Errorf("wait for %s to become the primary (it is %q; the operator rejected the switchover %d times: see its SwitchoverRejected events): %w", instance, last, rejected, err)
 	}
 	return nil
 }
+
+// switchoverRetry is how long the switchover action waits before asking
+// again for a switchover that the operator rejected (times the pace).
+const switchoverRetry = time.Second
 
 // deletePrimaryPod deletes the pod of status.currentPrimary and waits until
 // that pod is gone (a pod of the same name may come back).

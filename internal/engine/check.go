@@ -129,8 +129,10 @@ func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o Check
 		return res
 	}
 	budget := e.budget(c.Timeout.Duration)
-	if limit := e.budget(o.Timeout); limit > 0 && (budget == 0 || limit < budget) {
-		budget = limit
+	for _, limit := range []time.Duration{e.budget(o.Timeout), o.Window} {
+		if limit > 0 && (budget == 0 || limit < budget) {
+			budget = limit
+		}
 	}
 	interval := o.Interval
 	if interval <= 0 {

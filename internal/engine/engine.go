@@ -141,6 +141,11 @@ type CheckOptions struct {
 	// A short cap gives a quick verdict (oplab lab check), the full budget
 	// waits for a repair to settle (self-test).
 	Timeout time.Duration
+	// Window, when set, caps each check's budget in real time, not at the
+	// provider's pace (see RealContainersPace): for how long a state must
+	// hold, such as the fault right after the chaos, which does not last
+	// longer because pods start slowly.
+	Window time.Duration
 	// Interval between polls of a check; DefaultInterval when zero.
 	Interval time.Duration
 	// Progress, when set, hears of each check as it ends.

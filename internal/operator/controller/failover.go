@@ -24,6 +24,9 @@ func (p *pass) checkPrimary(ctx context.Context, ms members) error {
 		p.setCondition(pgv1.ConditionPrimaryAvailable, metav1.ConditionTrue, pgv1.ReasonPrimaryReady, "primary %s is ready", cur)
 		return p.switchoverIfWanted(ctx, ms)
 	}
+	if real := runningPrimary(ms, cur); real != nil {
+		return p.adopt(ctx, real, why)
+	}
 	p.differ("%s", why)
 	if c := meta.FindStatusCondition(p.pgc.Status.Conditions, pgv1.ConditionPrimaryAvailable); c == nil || c.Status != metav1.ConditionFalse {
 		p.setCondition(pgv1.ConditionPrimaryAvailable, metav1.ConditionFalse, pgv1.ReasonPrimaryNotReady, "%s", why)
@@ -86,4 +89,42 @@ func (p *pass) restartInPlace(ctx context.Context, ms members, m *member, why st
 	p.setCondition(pgv1.ConditionPrimaryAvailable, metav1.ConditionTrue, pgv1.ReasonPrimaryReady, "primary %s is ready", m.name())
 	m.status, m.err = p.r.Instance.Status(ctx, m.pod)
 	return p.label(ctx, m, pgv1.RolePrimary)
+}
+
+// runningPrimary returns the one member other than cur whose server runs
+// as a primary and can serve, or nil when there is none or more than one
+// (then failover fences them all but the one it promotes).
+func runningPrimary(ms members, cur string) *member {
+	var found *member
+	for _, m := range ms {
+		if m.name() == cur || !m.usable() || !m.status.IsPrimary() {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = m
+	}
+	return found
+}
+
+// adopt records m, whose server already runs as the primary, as the
+// current primary, when status names another instance (a status edited by
+// hand, or written before the operator lost track): the servers are the
+// truth and the status only a record of them, so nothing is promoted or
+// stopped.
+func (p *pass) adopt(ctx context.Context, m *member, why string) error {
+	st := &p.pgc.Status
+	old := st.CurrentPrimary
+	p.differ("%s, but %s runs as the primary", why, m.name())
+	st.CurrentPrimary, st.TargetPrimary = m.name(), m.name()
+	st.CurrentPrimaryTimestamp = p.nowTime()
+	st.TargetPrimaryTimestamp = st.CurrentPrimaryTimestamp
+	p.setCondition(pgv1.ConditionPrimaryAvailable, metav1.ConditionTrue, pgv1.ReasonPrimaryReady, "primary %s is ready", m.name())
+	if err := p.writeStatus(ctx); err != nil {
+		return err
+	}
+	p.done("currentPrimary %q → %s: adopted the running primary", old, m.name())
+	p.event(corev1.EventTypeWarning, "PrimaryAdopted", "Failover", "status named %s as the primary, but %s runs as the primary: it stays the primary (%s)", old, m.name(), why)
+	return nil
 }

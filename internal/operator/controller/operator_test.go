@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +45,7 @@ func TestOperator(t *testing.T) {
 		{"invalid specs rejected", testInvalidSpecs},
 		{"scale with switchover", testScale},
 		{"failover", testFailover},
+		{"running primary adopted", testAdoptRunningPrimary},
 		{"forbidden then fixed", testForbidden},
 		{"quota exceeded then raised", testQuota},
 		{"missing storage class", testMissingStorageClass},
@@ -468,6 +470,50 @@ func testFailoverDelay(t *testing.T, e *env, ns string) {
 	if took := time.Since(start); took < delay*time.Second {
 		t.Errorf("failed over %s after the deletion, want at least %ds", took.Round(time.Millisecond), delay)
 	}
+}
+
+// testAdoptRunningPrimary: a status edited by hand names a replica as the
+// primary. The servers are the truth: the operator records the server
+// that runs as the primary again, with no failover (nothing promoted, no
+// pod stopped).
+func testAdoptRunningPrimary(t *testing.T, e *env, ns string) {
+	ctx := context.Background()
+	e.operator(t, e.cfg, ns)
+	pw := e.watchPrimaries(t, ns)
+	if err := e.cl.Create(ctx, cluster(ns, "db", 3, func(p *pgv1.PostgresCluster) { p.Spec.FailoverDelay = 1 })); err != nil {
+		t.Fatal(err)
+	}
+	pgc := e.waitReady(t, ns, "db", 3, 90*time.Second)
+	if pgc.Status.CurrentPrimary != "db-0" {
+		t.Fatalf("first primary: got %q, want db-0", pgc.Status.CurrentPrimary)
+	}
+	uid := e.podUID(t, ns, "db-0")
+	edit := client.MergeFrom(pgc.DeepCopy())
+	pgc.Status.CurrentPrimary, pgc.Status.TargetPrimary = "db-1", "db-1"
+	if err := e.cl.Status().Patch(ctx, pgc, edit); err != nil {
+		t.Fatal(err)
+	}
+	// Status changes do not start a pass; a pod change does.
+	poke := []byte(`{"metadata":{"annotations":{"test.oplab.dev/poke":"1"}}}`)
+	if _, err := e.cs.CoreV1().Pods(ns).Patch(ctx, "db-2", types.MergePatchType, poke, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(t, 30*time.Second, "db-0 recorded as the primary again", func() (bool, string) {
+		pgc = e.get(t, ns, "db")
+		return pgc.Status.CurrentPrimary == "db-0" && pgc.Status.TargetPrimary == "db-0", describe(pgc)
+	})
+	time.Sleep(2 * time.Second) // past failoverDelay: a failover would have started
+	reasons := e.eventReasons(t, ns, "db")
+	if reasons["PrimaryAdopted"] == 0 || reasons["FailingOver"] > 0 {
+		t.Errorf("events %v, want PrimaryAdopted and no FailingOver", reasons)
+	}
+	if got := e.podUID(t, ns, "db-0"); got != uid {
+		t.Errorf("db-0 was recreated (uid %s → %s), want it left running", uid, got)
+	}
+	if pgc = e.get(t, ns, "db"); pgc.Status.CurrentPrimary != "db-0" {
+		t.Errorf("primary after the adoption: %s", describe(pgc))
+	}
+	pw.check(t)
 }
 
 func testSingleInstance(t *testing.T, e *env, ns string) {
