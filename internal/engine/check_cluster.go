@@ -202,7 +202,7 @@ func (e *Engine) serverPrimaries(ctx context.Context, pgc *pgv1.PostgresCluster,
 			}
 			continue
 		}
-		if !containerRunning(pod, specs.PostgresContainer) {
+		if !specs.ServerRunning(pod) {
 			continue
 		}
 		inRecovery, err := e.serverInRecovery(ctx, pod)
@@ -227,16 +227,6 @@ func (e *Engine) serversReal(pgc *pgv1.PostgresCluster) bool {
 		return e.realPods
 	}
 	return pgc.Status.InstanceControl == instance.ModeSQL
-}
-
-// containerRunning is true while the pod's container name runs.
-func containerRunning(pod *corev1.Pod, name string) bool {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == name {
-			return cs.State.Running != nil
-		}
-	}
-	return false
 }
 
 // rwEndpointsAtPrimary looks at the EndpointSlices of the -rw Service.

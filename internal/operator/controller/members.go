@@ -89,7 +89,7 @@ func (p *pass) members(ctx context.Context) (members, error) {
 		m := &member{pod: pod, ordinal: ordinal(p.pgc.Name, pod.Name), ready: podReady(pod)}
 		// A pod being deleted is asked too while its server still runs: it
 		// may still take writes until it has stopped.
-		if pod.Status.Phase == corev1.PodRunning && (pod.DeletionTimestamp == nil || serverRunning(pod)) {
+		if pod.Status.Phase == corev1.PodRunning && (pod.DeletionTimestamp == nil || specs.ServerRunning(pod)) {
 			m.status, m.err = p.r.Instance.Status(ctx, pod)
 		} else {
 			m.err = fmt.Errorf("pod %s is %s", pod.Name, pod.Status.Phase)
@@ -117,16 +117,6 @@ func podReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// serverRunning is true while the pod's PostgreSQL container runs.
-func serverRunning(pod *corev1.Pod) bool {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Name == specs.PostgresContainer {
-			return cs.State.Running != nil
 		}
 	}
 	return false

@@ -13,6 +13,7 @@ import (
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/operator/instance"
+	"oplab.dev/oplab/internal/operator/specs"
 )
 
 // stopRetry is how soon a pass that waits for a former primary's pod to
@@ -154,7 +155,7 @@ func (p *pass) stopOtherPrimaries(ctx context.Context, ms members, tgt *member) 
 				return nil, fmt.Errorf("demote %s before promoting %s: %w", m.name(), tgt.name(), err)
 			}
 			why = err
-		case m.err != nil && m.name() == p.pgc.Status.CurrentPrimary && serverRunning(m.pod):
+		case m.err != nil && m.name() == p.pgc.Status.CurrentPrimary && specs.ServerRunning(m.pod):
 			why = fmt.Errorf("its server still runs but cannot be asked: %w", m.err)
 		default:
 			continue

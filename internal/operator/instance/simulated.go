@@ -71,10 +71,10 @@ func NewSimulated(c client.Client, opts ...SimulatedOption) *Simulated {
 func (s *Simulated) Mode() string { return ModeSimulated }
 
 // Status reads the simulated server's state from the pod's annotations.
-// The server of a pod being deleted is taken to have stopped.
+// The server of a pod being deleted has stopped: it reports no server.
 func (s *Simulated) Status(_ context.Context, pod *corev1.Pod) (Status, error) {
 	if pod.DeletionTimestamp != nil {
-		return Status{}, fmt.Errorf("simulated server of pod %s stopped: the pod is being deleted: %w", pod.Name, ErrUnreachable)
+		return Status{}, nil
 	}
 	st, err := readSimState(pod)
 	if err != nil || st.role == "" {

@@ -138,3 +138,57 @@ func TestReadSimStateErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulatedDemote: a demoted primary stops taking writes before
+// another is promoted: it reports recovery from the WAL position it had
+// reached, with no upstream; it then follows the new primary. A
+// pod being deleted reports no server at all.
+func TestSimulatedDemote(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c, pods := newPods(t, "db-0", "db-1")
+	sim := NewSimulated(c, SimulatedWithClock(clk.now))
+	p0, p1 := pods[0], pods[1]
+	if err := sim.Promote(ctx, p0); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Follow(ctx, p1, p0); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Second)
+	if err := sim.Demote(ctx, p1); err != nil {
+		t.Fatalf("demote a replica: %v, want nil", err)
+	}
+	before, err := sim.Status(ctx, p0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Demote(ctx, p0); err != nil {
+		t.Fatal(err)
+	}
+	after, err := sim.Status(ctx, p0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.IsPrimary() || !after.InRecovery || after.Upstream != "" {
+		t.Fatalf("demoted db-0 = %+v, want a replica with no upstream", after)
+	}
+	if after.Position() > before.Position() {
+		t.Errorf("demoted db-0 at %s, past the %s it had reached as primary", after.Position(), before.Position())
+	}
+	if err := sim.Promote(ctx, p1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Follow(ctx, p0, p1); err != nil {
+		t.Fatalf("demoted db-0 follow the new primary: %v", err)
+	}
+	if st, _ := sim.Status(ctx, p0); st.Upstream != "db-1" {
+		t.Errorf("db-0 streams from %q, want db-1", st.Upstream)
+	}
+
+	p1.DeletionTimestamp = &metav1.Time{Time: clk.now()}
+	if st, err := sim.Status(ctx, p1); err != nil || st.Initialized || st.IsPrimary() {
+		t.Errorf("primary pod being deleted: got %+v, %v, want no server", st, err)
+	}
+}

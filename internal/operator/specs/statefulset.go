@@ -141,3 +141,14 @@ func volumeClaim(pgc *pgv1.PostgresCluster) corev1.PersistentVolumeClaim {
 		},
 	}
 }
+
+// ServerRunning is true while the PostgreSQL container of an instance pod
+// runs: a pod being deleted may still serve until it has stopped.
+func ServerRunning(pod *corev1.Pod) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == PostgresContainer {
+			return cs.State.Running != nil
+		}
+	}
+	return false
+}
