@@ -80,7 +80,7 @@ define kind_tests
 	  OPLAB_KIND_SLOW=$(1) $(GO) test -p 1 -count=1 -timeout 60m -run 'Kind|PostgresImage' $(KIND_TEST_PKGS)
 endef
 
-test-kind: controlplane build ## Run the kind tests, every lab's self-test on kind included (~30 min)
+test-kind: controlplane build ## Run the kind tests, every lab's self-test on kind included (~18 min)
 	$(call kind_tests,1)
 
 clean: ## Remove ./bin
