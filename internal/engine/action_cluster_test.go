@@ -49,11 +49,17 @@ func TestSwitchoverAsksAgain(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("switchover to prod-db-3 after the scale-up: %v", err)
 	}
-	pod, err := e.cs.CoreV1().Pods(namespace(l.Target)).Get(ctx, "prod-db-3", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// The action returns once status names prod-db-3; the operator labels
+	// the pod right after writing that status.
+	var role string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		pod, err := e.cs.CoreV1().Pods(namespace(l.Target)).Get(ctx, "prod-db-3", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if role = pod.Labels[pgv1.LabelRole]; role == pgv1.RolePrimary {
+			return
+		}
 	}
-	if role := pod.Labels[pgv1.LabelRole]; role != pgv1.RolePrimary {
-		t.Errorf("prod-db-3 role label %q, want primary", role)
-	}
+	t.Errorf("prod-db-3 role label %q, want primary", role)
 }
