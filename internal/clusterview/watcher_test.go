@@ -56,7 +56,8 @@ func TestWatcher(t *testing.T) {
 			t.Errorf("watcher ended with %v", err)
 		}
 	}()
-	first := waitView(t, views, "the first view", func(v View) bool { return true })
+	r := &viewReader{t: t, views: views}
+	first := r.wait("the first view", func(v View) bool { return true })
 	if first.Cluster != nil || len(first.Pods) != 0 || len(first.Endpoints) != 2 {
 		t.Errorf("before the cluster exists: got %+v, want no cluster, no pods, two empty endpoints", first)
 	}
@@ -70,7 +71,7 @@ func TestWatcher(t *testing.T) {
 	if _, err := dyn.Resource(pgv1.GroupVersion.WithResource("postgresclusters")).Namespace("default").Create(ctx, pgc, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create PostgresCluster: %v", err)
 	}
-	ready := waitView(t, views, "Ready with a primary behind db-rw", func(v View) bool {
+	ready := r.wait("Ready with a primary behind db-rw", func(v View) bool {
 		return v.Cluster.Condition(pgv1.ConditionReady) == "True" && v.Primary() != "" &&
 			v.Cluster.CurrentPrimary == v.Primary() && rwPod(v) == v.Primary() && len(v.Pods) == 2
 	})
@@ -85,10 +86,10 @@ func TestWatcher(t *testing.T) {
 	if err := c.Client.CoreV1().Pods("default").Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("delete the primary pod: %v", err)
 	}
-	waitView(t, views, "the primary's loss", func(v View) bool {
+	r.wait("the primary's loss", func(v View) bool {
 		return v.Primary() != old || rwPod(v) != old
 	})
-	after := waitView(t, views, "a primary again behind db-rw", func(v View) bool {
+	after := r.wait("a primary again behind db-rw", func(v View) bool {
 		return v.Primary() != "" && rwPod(v) == v.Primary() && v.Cluster.CurrentPrimary == v.Primary()
 	})
 	t.Logf("primary %s, after its deletion %s", old, after.Primary())
@@ -104,25 +105,36 @@ func rwPod(v View) string {
 	return ""
 }
 
-// waitView reads views until one satisfies ok, failing after a minute with
-// the last one seen.
-func waitView(t *testing.T, views <-chan []byte, what string, ok func(View) bool) View {
-	t.Helper()
+// viewReader reads the watcher's views in order and remembers the latest.
+type viewReader struct {
+	t      *testing.T
+	views  <-chan []byte
+	latest []byte
+}
+
+// wait returns the first view, the latest already read included, that
+// satisfies ok: a view is a snapshot of the state, and the state a test
+// waits for may have come in the same snapshot as the one it waited for
+// before. It fails after a minute with the latest view.
+func (r *viewReader) wait(what string, ok func(View) bool) View {
+	r.t.Helper()
 	deadline := time.After(time.Minute)
-	var last []byte
+	b := r.latest
 	for {
-		select {
-		case b := <-views:
-			last = b
+		if b != nil {
+			r.latest = b
 			var v View
 			if err := json.Unmarshal(b, &v); err != nil {
-				t.Fatalf("view %s: %v", b, err)
+				r.t.Fatalf("view %s: %v", b, err)
 			}
 			if ok(v) {
 				return v
 			}
+		}
+		select {
+		case b = <-r.views:
 		case <-deadline:
-			t.Fatalf("timed out waiting for %s; last view:\n%s", what, pretty(last))
+			r.t.Fatalf("timed out waiting for %s; latest view:\n%s", what, pretty(r.latest))
 		}
 	}
 }
