@@ -98,8 +98,7 @@ func (e *Engine) primaryIs(ctx context.Context, t lab.Target, instance string) (
 // notServing says why instance, named primary in status, is not really
 // the primary, or returns "": its pod must carry the primary label and its
 // server must have been promoted (a status or a label edited by hand
-// promotes nothing). A simulated server's role is in its pod's
-// annotations; a real one is asked (see serversReal).
+// promotes nothing; see serverRole).
 func (e *Engine) notServing(ctx context.Context, t lab.Target, pgc *pgv1.PostgresCluster, name string) string {
 	pod, err := e.cs.CoreV1().Pods(namespace(t)).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -108,17 +107,12 @@ func (e *Engine) notServing(ctx context.Context, t lab.Target, pgc *pgv1.Postgre
 	if role := pod.Labels[pgv1.LabelRole]; role != pgv1.RolePrimary {
 		return fmt.Sprintf("%s is the primary in status, but its pod is labelled role=%q", name, role)
 	}
-	if role, sim := pod.Annotations[instance.AnnotationSimRole]; sim && role != pgv1.RolePrimary {
-		return fmt.Sprintf("%s is named primary, but its server is a %s: it was never promoted", name, role)
+	role, err := e.serverRole(ctx, pgc, pod)
+	if err != nil {
+		return fmt.Sprintf("%s is named primary, but its server could not say whether it is one: %v", name, err)
 	}
-	if e.serversReal(pgc) {
-		inRecovery, err := e.serverInRecovery(ctx, pod)
-		if err != nil {
-			return fmt.Sprintf("%s is named primary, but its server could not say whether it is one: %v", name, err)
-		}
-		if inRecovery {
-			return fmt.Sprintf("%s is named primary, but its server is a replica (pg_is_in_recovery() is true): it was never promoted", name)
-		}
+	if role != "" && role != pgv1.RolePrimary {
+		return fmt.Sprintf("%s is named primary, but its server is a %s: it was never promoted", name, role)
 	}
 	return ""
 }
@@ -184,32 +178,22 @@ func (e *Engine) exactlyOnePrimary(ctx context.Context, t lab.Target) (bool, str
 	return true, fmt.Sprintf("%s is the only pod labelled role=primary and the only server running as one", labelled[0])
 }
 
-// serverPrimaries names, sorted, the pods whose server runs as a primary.
-// A simulated server's role is in its pod's annotations; a real one is
-// asked (see serversReal). A pod being deleted, or whose PostgreSQL
+// serverPrimaries names, sorted, the pods whose server runs as a primary
+// (see serverRole). A pod being deleted, or whose PostgreSQL
 // container does not run, has no server.
 func (e *Engine) serverPrimaries(ctx context.Context, pgc *pgv1.PostgresCluster, pods []corev1.Pod) ([]string, error) {
 	real := e.serversReal(pgc)
 	var names []string
 	for i := range pods {
 		pod := &pods[i]
-		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning {
+		if pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning || (real && !specs.ServerRunning(pod)) {
 			continue
 		}
-		if !real {
-			if pod.Annotations[instance.AnnotationSimRole] == pgv1.RolePrimary {
-				names = append(names, pod.Name)
-			}
-			continue
-		}
-		if !specs.ServerRunning(pod) {
-			continue
-		}
-		inRecovery, err := e.serverInRecovery(ctx, pod)
+		role, err := e.serverRole(ctx, pgc, pod)
 		if err != nil {
 			return nil, fmt.Errorf("cannot tell whether the server of %s runs as a primary: %v", pod.Name, err)
 		}
-		if !inRecovery {
+		if role == pgv1.RolePrimary {
 			names = append(names, pod.Name)
 		}
 	}

@@ -10,8 +10,28 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
 
+	pgv1 "oplab.dev/oplab/api/v1"
+	"oplab.dev/oplab/internal/operator/instance"
 	"oplab.dev/oplab/internal/operator/specs"
 )
+
+// serverRole says what the server of pod runs as: pgv1.RolePrimary or
+// pgv1.RoleReplica. A simulated server's role is in its pod's annotations
+// ("" before the operator has set the server up); a real one is asked
+// (see serversReal and serverInRecovery).
+func (e *Engine) serverRole(ctx context.Context, pgc *pgv1.PostgresCluster, pod *corev1.Pod) (string, error) {
+	if !e.serversReal(pgc) {
+		return pod.Annotations[instance.AnnotationSimRole], nil
+	}
+	inRecovery, err := e.serverInRecovery(ctx, pod)
+	switch {
+	case err != nil:
+		return "", err
+	case inRecovery:
+		return pgv1.RoleReplica, nil
+	}
+	return pgv1.RolePrimary, nil
+}
 
 // inRecoveryQuery asks the server in an instance's container whether it
 // runs as a replica, over the local socket (pg_hba trusts local
