@@ -39,7 +39,8 @@ func TestParseAccepts(t *testing.T) {
 		{line: "kubectl explain pgc.spec --recursive", path: []string{"explain"}, args: []string{"explain", "pgc.spec", "--recursive"}},
 		{line: "kubectl api-resources --api-group=databases.example.com -o wide", path: []string{"api-resources"}, args: []string{"api-resources", "--api-group=databases.example.com", "-o", "wide"}},
 		{line: "kubectl auth can-i --list --as=system:serviceaccount:oplab-system:pg-operator -n default", path: []string{"auth", "can-i"}, args: []string{"auth", "can-i", "--list", "--as=system:serviceaccount:oplab-system:pg-operator", "-n", "default"}},
-		{line: "kubectl get pods --as=alice --as-group=devs", path: []string{"get"}, args: []string{"get", "pods", "--as=alice", "--as-group=devs"}},
+		{line: "kubectl auth can-i patch statefulsets --as=system:serviceaccount:oplab-system:pg-operator -n default", path: []string{"auth", "can-i"}, args: []string{"auth", "can-i", "patch", "statefulsets", "--as=system:serviceaccount:oplab-system:pg-operator", "-n", "default"}},
+		{line: "kubectl auth can-i get pods --as alice --as-group=devs", path: []string{"auth", "can-i"}, args: []string{"auth", "can-i", "get", "pods", "--as", "alice", "--as-group=devs"}},
 		{line: "kubectl api-versions", path: []string{"api-versions"}, args: []string{"api-versions"}},
 		{line: "kubectl version -o json", path: []string{"version"}, args: []string{"version", "-o", "json"}},
 		{line: "kubectl cluster-info", path: []string{"cluster-info"}, args: []string{"cluster-info"}},
@@ -226,5 +227,71 @@ func TestPolicyContainers(t *testing.T) {
 				t.Errorf("stdin: got %v, want %v", cmd.Stdin, tt.stdin)
 			}
 		})
+	}
+}
+
+// TestIdentityFlagsRefused: no flag that changes who the command acts as
+// or which cluster it reaches is accepted, in either spelling, on any
+// command; impersonation only on kubectl auth can-i, which is read-only.
+func TestIdentityFlagsRefused(t *testing.T) {
+	t.Parallel()
+	own := "the console always talks to your own lab cluster with your own credentials"
+	commands := []string{"get pods", "apply -f -", "delete pod demo-0", "create namespace x", "auth whoami", "logs demo-0 -f", "auth can-i get pods"}
+	flags := map[string]string{
+		"as-uid": "--as-uid is not available: " + own, "as-user-extra": "--as-user-extra is not available: " + own,
+		"token": "--token is not available: " + own, "kubeconfig": "--kubeconfig is not available: " + own,
+		"server": "--server is not available: " + own, "user": "--user is not available: " + own,
+		"cluster": "--cluster is not available: " + own, "context": "--context is not available: " + own,
+		"certificate-authority":    "--certificate-authority is not available: " + own,
+		"client-certificate":       "--client-certificate is not available: " + own,
+		"client-key":               "--client-key is not available: " + own,
+		"insecure-skip-tls-verify": "--insecure-skip-tls-verify is not available: " + own,
+		"tls-server-name":          "--tls-server-name is not available: " + own,
+		"username":                 "--username is not available: " + own, "password": "--password is not available: " + own,
+	}
+	for flag, want := range flags {
+		for _, command := range commands {
+			for _, line := range []string{
+				"kubectl " + command + " --" + flag + "=x",
+				"kubectl " + command + " --" + flag + " x",
+				"kubectl --" + flag + "=x " + command,
+			} {
+				cmd, err := Parse(line)
+				if err == nil {
+					t.Errorf("Parse(%q): got accepted %q, want refused", line, cmd.Args)
+					continue
+				}
+				if !errors.Is(err, ErrRefused) || err.Error() != want {
+					t.Errorf("Parse(%q): got %q, want %q", line, err, want)
+				}
+			}
+		}
+	}
+	for _, flag := range []string{"as", "as-group"} {
+		want := "--" + flag + " is allowed with kubectl auth can-i only, after it: kubectl auth can-i VERB RESOURCE --" + flag + "=NAME"
+		for _, command := range commands {
+			canI := command == "auth can-i get pods"
+			for _, line := range []string{
+				"kubectl " + command + " --" + flag + "=system:serviceaccount:oplab-system:pg-operator",
+				"kubectl " + command + " --" + flag + " system:masters",
+			} {
+				cmd, err := Parse(line)
+				switch {
+				case canI && err != nil:
+					t.Errorf("Parse(%q): got %v, want accepted", line, err)
+				case canI && !slices.Equal(cmd.Path, []string{"auth", "can-i"}):
+					t.Errorf("Parse(%q): path got %q, want auth can-i", line, cmd.Path)
+				case !canI && err == nil:
+					t.Errorf("Parse(%q): got accepted %q, want refused", line, cmd.Args)
+				case !canI && err.Error() != want:
+					t.Errorf("Parse(%q): got %q, want %q", line, err, want)
+				}
+			}
+		}
+		// Before the subcommand the flag is read as kubectl's own, for
+		// any command: refused, with where to put it.
+		if _, err := Parse("kubectl --" + flag + "=alice auth can-i get pods"); err == nil || err.Error() != want {
+			t.Errorf("--%s before auth can-i: got %v, want %q", flag, err, want)
+		}
 	}
 }

@@ -25,6 +25,7 @@ const completeTimeout = 10 * time.Second
 // concurrent use.
 type Completer struct {
 	r          *Runner
+	owner      string
 	kubeconfig []byte
 
 	mu      sync.Mutex
@@ -32,9 +33,11 @@ type Completer struct {
 	typesAt time.Time
 }
 
-// Completer returns a completer for the session whose kubeconfig is given.
-func (r *Runner) Completer(kubeconfig []byte) *Completer {
-	return &Completer{r: r, kubeconfig: kubeconfig}
+// Completer returns a completer for the session whose kubeconfig is given,
+// owned by owner: its questions to the cluster count among owner's
+// commands (Options.Limits).
+func (r *Runner) Completer(owner string, kubeconfig []byte) *Completer {
+	return &Completer{r: r, owner: owner, kubeconfig: kubeconfig}
 }
 
 // Completion is the words that may replace the end of a line from byte
@@ -47,7 +50,9 @@ type Completion struct {
 // Complete completes line (the cursor at its end) with kubectl's verbs and
 // subcommands, flags, resource types from the cluster's discovery and
 // object names from the cluster. A line it cannot read completes to
-// nothing; an error is returned only when the cluster could not be asked.
+// nothing, and so does a question its owner's caps leave no room for (Tab
+// while the learner's commands fill them); an error is returned only when
+// the cluster could not be asked.
 func (c *Completer) Complete(ctx context.Context, line string) (Completion, error) {
 	from := lastWordStart(line)
 	partial := line[from:]
@@ -66,6 +71,9 @@ func (c *Completer) Complete(ctx context.Context, line string) (Completion, erro
 		return comp, nil
 	}
 	cands, err := c.candidates(ctx, walk(words), partial)
+	if errors.Is(err, ErrTooMany) {
+		return comp, nil
+	}
 	comp.Candidates = withPrefix(cands, partial)
 	return comp, err
 }
@@ -255,6 +263,14 @@ func (c *Completer) query(ctx context.Context, args ...string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
+	if c.owner == "" {
+		return nil, errors.New("complete: no owner given")
+	}
+	release, err := c.r.limits.acquire(c.owner, cmd.Follow)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	dir, err := c.r.privateDir(c.kubeconfig)
 	if err != nil {
 		return nil, err

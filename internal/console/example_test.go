@@ -22,6 +22,7 @@ func Example() {
 
 	res, err := r.Run(ctx, console.Request{
 		Line:       "kubectl get pods -L databases.example.com/role",
+		Owner:      "ada", // the session's learner: their commands share the caps
 		Kubeconfig: kubeconfig,
 		Output:     func(c console.Chunk) { fmt.Printf("%s: %s", c.Stream, c.Data) },
 	})
@@ -37,6 +38,6 @@ func Example() {
 		fmt.Println("done in", res.Duration)
 	}
 
-	comp, _ := r.Completer(kubeconfig).Complete(ctx, "kubectl get po")
+	comp, _ := r.Completer("ada", kubeconfig).Complete(ctx, "kubectl get po")
 	fmt.Println(comp.From, comp.Candidates)
 }

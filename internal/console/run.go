@@ -63,6 +63,8 @@ type Options struct {
 	// TempDir holds the per-command private directories (os.TempDir() when
 	// empty).
 	TempDir string
+	// Limits caps the commands each owner runs at once.
+	Limits Limits
 }
 
 // Runner runs console commands as child processes of kubectl. It is safe
@@ -72,6 +74,7 @@ type Runner struct {
 	log     *slog.Logger
 	sandbox *sandbox // nil when commands run unsandboxed
 	diff    string   // host path of diff(1) for kubectl diff, or ""
+	limits  *limiter
 }
 
 // New checks opts, finds out whether bubblewrap works on this machine
@@ -90,7 +93,7 @@ func New(ctx context.Context, opts Options) (*Runner, error) {
 	}
 	opts.Kubectl = kubectl
 	setDefaults(&opts)
-	r := &Runner{opts: opts, log: opts.Logger}
+	r := &Runner{opts: opts, log: opts.Logger, limits: newLimiter(opts.Limits)}
 	if d, err := exec.LookPath("diff"); err == nil {
 		r.diff = d
 	}
@@ -163,6 +166,9 @@ type Chunk struct {
 type Request struct {
 	// Line is the command line as the learner typed it.
 	Line string
+	// Owner is whose command it is (the session's learner): the commands
+	// of one owner share the caps of Options.Limits.
+	Owner string
 	// Kubeconfig is the content of the learner's kubeconfig: the only
 	// credentials the command sees.
 	Kubeconfig []byte
@@ -188,7 +194,8 @@ type Result struct {
 // Run parses req.Line, and when the allow-list accepts it runs kubectl
 // with the request's kubeconfig in a private directory, streaming its
 // output to req.Output. A refused line returns a *RefusedError and starts
-// nothing. Once started, the Result is always returned; the error is nil
+// nothing; so does a line its owner's caps leave no room for (ErrTooMany),
+// checked once the line itself is accepted. Once started, the Result is always returned; the error is nil
 // when kubectl exited 0, an *ExitError for another status, ErrTimeout or
 // ErrOutputLimit when the console stopped it, or the context's error when
 // the caller did (the way to stop get -w).
@@ -200,6 +207,11 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if err := r.checkInput(cmd, req); err != nil {
 		return nil, err
 	}
+	release, err := r.limits.acquire(req.Owner, cmd.Follow)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	dir, err := r.privateDir(req.Kubeconfig)
 	if err != nil {
 		return nil, err
@@ -216,6 +228,8 @@ func (r *Runner) checkInput(cmd *Command, req Request) error {
 	switch {
 	case len(req.Kubeconfig) == 0:
 		return errors.New("run console command: no kubeconfig given")
+	case req.Owner == "":
+		return errors.New("run console command: no owner given")
 	case cmd.Stdin && len(req.Stdin) == 0:
 		return refuse(fmt.Sprintf("%s -f - reads the YAML editor, which is empty: write or paste a manifest there first", cmd))
 	case len(req.Stdin) > r.opts.MaxStdin:

@@ -109,7 +109,7 @@ func (f fixture) run(t *testing.T, r *Runner, line, stdin string) (*recorder, *R
 	rec := newRecorder()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := r.Run(ctx, Request{Line: line, Kubeconfig: f.kubeconfig, Stdin: []byte(stdin), Output: rec.add})
+	res, err := r.Run(ctx, Request{Line: line, Owner: "ada", Kubeconfig: f.kubeconfig, Stdin: []byte(stdin), Output: rec.add})
 	return rec, res, err
 }
 
@@ -187,7 +187,7 @@ func TestRunner(t *testing.T) {
 		rec := newRecorder()
 		done := make(chan error, 1)
 		go func() {
-			_, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Kubeconfig: f.kubeconfig, Output: rec.add})
+			_, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Owner: "ada", Kubeconfig: f.kubeconfig, Output: rec.add})
 			done <- err
 		}()
 		select {
@@ -226,7 +226,7 @@ func TestRunner(t *testing.T) {
 		}
 		done := make(chan outcome, 1)
 		go func() {
-			res, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Kubeconfig: f.kubeconfig, Output: rec.add})
+			res, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Owner: "ada", Kubeconfig: f.kubeconfig, Output: rec.add})
 			done <- outcome{res, err}
 		}()
 		// kubectl may write the header and the pod's line in separate
@@ -255,7 +255,7 @@ func TestRunner(t *testing.T) {
 	})
 
 	t.Run("completion", func(t *testing.T) {
-		c := r.Completer(f.kubeconfig)
+		c := r.Completer("ada", f.kubeconfig)
 		tests := []struct {
 			line string
 			from int
@@ -383,7 +383,7 @@ func TestRefusedStartsNothing(t *testing.T) {
 	}
 	defer r.Close()
 	ctx := context.Background()
-	req := Request{Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")}
+	req := Request{Owner: "ada", Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")}
 
 	req.Line = "kubectl version --client"
 	if _, err := r.Run(ctx, req); err != nil {

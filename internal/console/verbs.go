@@ -34,12 +34,14 @@ const (
 )
 
 // globalFlags are kubectl's persistent flags the console accepts anywhere.
-// Impersonation (--as, --as-group, --as-uid) is among them: the lessons
-// ask whether the operator's ServiceAccount may do something with
-// `kubectl auth can-i --as=system:serviceaccount:…`, and it acts with the
-// learner's own credentials on their own cluster, which already allow
-// everything an impersonated identity could be given.
-var globalFlags = parseFlags("n|namespace= request-timeout= v|v= warnings-as-errors match-server-version disable-compression h|help as= as-group= as-uid=")
+// Impersonation is not among them: a learner acts as themselves (on kind,
+// through an identity held back from the node by policy), and a command
+// run as someone else would be the learner's own powers read through
+// another name. Only kubectl auth can-i takes --as and --as-group (see
+// verbs), where it changes nothing: the lessons ask whether the operator's
+// ServiceAccount may do something with
+// `kubectl auth can-i --as=system:serviceaccount:…`.
+var globalFlags = parseFlags("n|namespace= request-timeout= v|v= warnings-as-errors match-server-version disable-compression h|help")
 
 func flags(specs ...string) flagSet { return parseFlags(specs...) }
 
@@ -220,7 +222,7 @@ func verbs() map[string]*verb {
 		}},
 		"set": {subsRequired: true, subs: setSubs()},
 		"auth": {subsRequired: true, subs: map[string]*verb{
-			"can-i":     {flags: flags("A|all-namespaces list no-headers q|quiet subresource=")},
+			"can-i":     {flags: flags("A|all-namespaces list no-headers q|quiet subresource= as= as-group=")},
 			"whoami":    {flags: flags(printFlags)},
 			"reconcile": {flags: flags(printFlags, fileFlags, "remove-extra-permissions remove-extra-subjects dry-run?"), needsStdin: "auth reconcile"},
 		}},
@@ -307,6 +309,12 @@ var refusedFlags = func() map[string]string {
 	}
 	for _, n := range []string{"server", "token", "context", "cluster", "user", "username", "password",
 		"certificate-authority", "client-certificate", "client-key", "insecure-skip-tls-verify", "tls-server-name"} {
+		m[n] = "--" + n + " is not available: " + own
+	}
+	for _, n := range []string{"as", "as-group"} {
+		m[n] = "--" + n + " is allowed with kubectl auth can-i only, after it: kubectl auth can-i VERB RESOURCE --" + n + "=NAME"
+	}
+	for _, n := range []string{"as-uid", "as-user-extra"} {
 		m[n] = "--" + n + " is not available: " + own
 	}
 	m["s"] = m["server"]

@@ -3,8 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"time"
+
+	"oplab.dev/oplab/internal/console"
 )
 
 // KindConsole is the kind of the event a web console command leaves in
@@ -21,23 +22,57 @@ type ConsoleData struct {
 	Duration Millis `json:"durationMs"`
 }
 
-// secretArg matches the values of arguments that carry a secret on a
-// kubectl command line: a literal of `create secret` and credentials.
-var secretArg = regexp.MustCompile(`(--from-literal[= ][^=\s]+=|--(?:token|password)[= ])("[^"]*"|'[^']*'|\S+)`)
+// MaskSecrets hides the secret values of a command line (see
+// console.Redact).
+func MaskSecrets(line string) string {
+	masked, _ := console.Redact(line)
+	return masked
+}
 
-// MaskSecrets hides the secret values of a command line.
-func MaskSecrets(line string) string { return secretArg.ReplaceAllString(line, "${1}***") }
-
-// RecordConsole adds a console command to the session's timeline, with
-// its secret values masked. It counts as the learner's activity.
+// RecordConsole adds a console command to the session's timeline. It is
+// the one way a console line reaches the store, and so the instructor's
+// view of the session: its secret values are masked here, below every
+// front end, in the line and in a refusal that quotes it. It counts as the
+// learner's activity.
 func (m *Manager) RecordConsole(ctx context.Context, id string, d ConsoleData) error {
 	if _, err := m.record(ctx, id); err != nil {
 		return err
 	}
-	d.Line = MaskSecrets(d.Line)
+	var secrets []string
+	d.Line, secrets = console.Redact(d.Line)
+	d.Refused = console.Scrub(d.Refused, secrets)
 	msg := fmt.Sprintf("$ %s (exit %d, %s)", d.Line, d.ExitCode, d.Duration.Duration().Round(time.Millisecond))
 	if d.Refused != "" {
 		msg = fmt.Sprintf("$ %s (refused: %s)", d.Line, d.Refused)
 	}
 	return m.o.Store.AppendEvents(ctx, id, newEvent(KindConsole, "", msg, d))
+}
+
+// ConsoleTarget is what a web console command of a session needs: whose
+// command it is, so that one learner's commands share one set of caps
+// whichever of their sessions they run in, and the credentials of the
+// session's own cluster.
+type ConsoleTarget struct {
+	// Owner is the session's learner (a warm session's pool until a
+	// learner takes it); never empty.
+	Owner      string
+	Kubeconfig []byte
+}
+
+// ConsoleTarget returns what a console command of session id runs as.
+// ErrNoCluster when the session has no cluster.
+func (m *Manager) ConsoleTarget(ctx context.Context, id string) (ConsoleTarget, error) {
+	rec, err := m.record(ctx, id)
+	if err != nil {
+		return ConsoleTarget{}, err
+	}
+	kc, err := m.Kubeconfig(ctx, id)
+	if err != nil {
+		return ConsoleTarget{}, err
+	}
+	owner := rec.Learner
+	if owner == "" {
+		owner = "session " + id
+	}
+	return ConsoleTarget{Owner: owner, Kubeconfig: kc}, nil
 }

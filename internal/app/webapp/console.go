@@ -13,14 +13,16 @@ import (
 )
 
 // Run runs a console line against the session's own cluster with the
-// session's kubeconfig, the only credentials the command sees.
+// session's kubeconfig, the only credentials the command sees, counted
+// among its learner's commands: over the console's caps it is refused
+// (console.ErrTooMany) like any refused line.
 func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) error {
-	kc, err := w.a.Sessions.Kubeconfig(ctx, id)
+	t, err := w.a.Sessions.ConsoleTarget(ctx, id)
 	if err != nil {
 		return webErr(err)
 	}
 	began := time.Now()
-	res, err := w.runner.Run(ctx, console.Request{Line: line, Kubeconfig: kc, Stdin: []byte(stdin),
+	res, err := w.runner.Run(ctx, console.Request{Line: line, Owner: t.Owner, Kubeconfig: t.Kubeconfig, Stdin: []byte(stdin),
 		Output: func(c console.Chunk) { _, _ = out.Write(c.Data) }})
 	w.record(ctx, id, line, res, err, time.Since(began))
 	switch {
@@ -37,17 +39,17 @@ func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) er
 
 // Complete completes a console line from the session's cluster.
 func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion, error) {
-	kc, err := w.a.Sessions.Kubeconfig(ctx, id)
+	t, err := w.a.Sessions.ConsoleTarget(ctx, id)
 	if err != nil {
 		return server.Completion{}, webErr(err)
 	}
-	c, err := w.runner.Completer(kc).Complete(ctx, line)
+	c, err := w.runner.Completer(t.Owner, t.Kubeconfig).Complete(ctx, line)
 	return server.Completion{From: c.From, Candidates: c.Candidates}, err
 }
 
 // record puts the command on the session's timeline (the learner's
-// activity, and the instructor's replay); a failure to record does not
-// fail the command.
+// activity, and the instructor's replay), where RecordConsole masks its
+// secrets; a failure to record does not fail the command.
 func (w *Web) record(ctx context.Context, id, line string, res *console.Result, err error, took time.Duration) {
 	d := session.ConsoleData{Line: line, ExitCode: -1, Duration: session.Millis(took.Milliseconds())}
 	var refused *console.RefusedError
