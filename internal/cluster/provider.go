@@ -74,12 +74,33 @@ type EmbeddedOptions struct {
 	// CacheDir holds the cluster seeds, the etcd data every new cluster
 	// starts from; the user's cache directory by default.
 	CacheDir string
+	// Confine says whether each cluster runs in a cell of its own (see
+	// package cell); ConfineAuto by default.
+	Confine Confinement
 }
+
+// Confinement says whether embedded clusters run in cells.
+type Confinement = embedded.Confinement
+
+// Confinement modes.
+const (
+	// ConfineAuto makes cells where the machine can, and otherwise runs
+	// clusters unconfined, saying why.
+	ConfineAuto = embedded.ConfineAuto
+	// ConfineRequired refuses to make a provider that cannot make cells.
+	ConfineRequired = embedded.ConfineRequired
+	// ConfineOff never makes cells.
+	ConfineOff = embedded.ConfineOff
+)
+
+// ErrNoCell is returned (wrapped) with ConfineRequired where cells cannot
+// be made; its message says what to install.
+var ErrNoCell = embedded.ErrNoCell
 
 // ProviderWithEmbeddedOptions selects the embedded backend configured by o.
 func ProviderWithEmbeddedOptions(o EmbeddedOptions) ProviderOption {
 	return func(p *Provider) error {
-		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger})
+		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger, Confine: o.Confine})
 		if err != nil {
 			return err
 		}
@@ -191,6 +212,17 @@ func NewProvider(opts ...ProviderOption) (*Provider, error) {
 
 // Info names the backend and declares its capabilities.
 func (p *Provider) Info() Info { return p.backend.Info() }
+
+// Contained reports whether what a learner makes a new cluster do stays
+// inside it — the walls of package cell on the embedded provider — and,
+// when not, why. Backends whose walls are the cluster's own (kind's
+// containers, the learner's identity and admission policy) are contained.
+func (p *Provider) Contained() (bool, error) {
+	if c, ok := p.backend.(interface{ Contained() (bool, error) }); ok {
+		return c.Contained()
+	}
+	return true, nil
+}
 
 // CreateOption tunes Create.
 type CreateOption func(*providers.CreateOptions) error

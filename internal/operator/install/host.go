@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -146,9 +147,11 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	// With OPLAB_PPROF=1 (as for the cluster's own processes, see the
 	// embedded provider) the operator serves its profiles too, on a port
 	// of loopback that the log names.
+	expose := []string{health, metrics}
 	if os.Getenv("OPLAB_PPROF") == "1" {
 		if addr := freeAddr(); addr != "" {
 			args = setFlag(args, "--pprof-bind-address", addr)
+			expose = append(expose, addr)
 			in.log.Info("operator serves profiles", "url", "http://"+addr+"/debug/pprof/")
 		}
 	}
@@ -177,6 +180,7 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 			"PATH=/usr/local/bin:/usr/bin:/bin",
 		},
 		LogPath: hostpodLog,
+		Expose:  ports(expose...),
 	}
 	in.log.Info("starting operator host process", "binary", h.Operator, "args", args, "log", logPath)
 	// The runner stops a previous run of the same name first.
@@ -414,4 +418,18 @@ func (in *Installer) deleteClusterLogs(ctx context.Context) error {
 		return fmt.Errorf("delete ClusterLogs %s: %w", clusterLogsName, err)
 	}
 	return nil
+}
+
+// ports returns the port numbers of host:port addresses, for the runner
+// to forward into a contained cluster.
+func ports(addrs ...string) []int {
+	var out []int
+	for _, a := range addrs {
+		if _, p, err := net.SplitHostPort(a); err == nil {
+			if n, err := strconv.Atoi(p); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
 }

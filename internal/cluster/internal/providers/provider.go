@@ -60,6 +60,11 @@ type HostProcess struct {
 	// LogPath, when set, receives stdout and stderr; by default they go to
 	// the cluster's log directory as <Name>.log.
 	LogPath string
+	// Expose lists the ports on 127.0.0.1 the process listens on that
+	// oplab must reach (health, metrics). A contained cluster's processes
+	// listen in the cell's own network namespace: these ports are
+	// forwarded from the host's loopback while the process runs.
+	Expose []int
 }
 
 // Info names a backend and declares its capabilities.

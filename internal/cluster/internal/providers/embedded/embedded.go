@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -42,6 +43,8 @@ type Options struct {
 	// cache/ in DataDir when there is none.
 	CacheDir string
 	Logger   *slog.Logger
+	// Confine says whether clusters run in cells; ConfineAuto by default.
+	Confine Confinement
 }
 
 // Provider is the embedded backend.
@@ -52,6 +55,9 @@ type Provider struct {
 	logger   *slog.Logger
 	reaper   *reaper
 	tune     tuning
+	// confined: new clusters run in cells; cellErr says why they do not.
+	confined bool
+	cellErr  error
 }
 
 var (
@@ -98,7 +104,11 @@ func New(o Options) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning())}, nil
+	p := &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning())}
+	if err := p.setupConfinement(o.Confine); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Info declares what embedded clusters can do.
@@ -132,11 +142,15 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 
 // checkBinaries fails, naming the first missing one, before anything is made.
 func (p *Provider) checkBinaries() error {
-	for _, b := range binaries {
+	need := binaries
+	if p.confined {
+		need = append(slices.Clone(need), cellBinary)
+	}
+	for _, b := range need {
 		path := filepath.Join(p.binDir, b)
 		fi, err := os.Stat(path)
 		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
-			return fmt.Errorf("control-plane binary %s is missing or not executable: run `make controlplane`", path)
+			return fmt.Errorf("binary %s is missing or not executable: run `make controlplane build`", path)
 		}
 	}
 	return nil
@@ -244,6 +258,11 @@ func (c *creation) run(ctx context.Context) error {
 		return err
 	}
 	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
+	if c.p.confined {
+		if err := c.step("Making the cluster's cell", func() error { return c.startCell(ctx) }); err != nil {
+			return err
+		}
+	}
 	if err := c.step("Starting etcd", func() error {
 		if err := copyTree(seed, l.etcdDir()); err != nil {
 			return fmt.Errorf("copy the cluster seed: %w", err)
@@ -332,7 +351,11 @@ func (c *creation) prepare() error {
 // cannot be stopped.
 func (c *creation) start(proc process) ([]processRecord, error) {
 	log := c.l.log(proc.binary)
-	pid, err := c.p.reaper.start(filepath.Join(c.p.binDir, proc.binary), proc.args, c.p.env(c.l.dir, proc.env), c.l.dir, log)
+	path, args, err := c.p.command(c.st, c.l.dir, proc.binary, filepath.Join(c.p.binDir, proc.binary), proc.args)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", proc.binary, err)
+	}
+	pid, err := c.p.reaper.start(path, args, c.p.env(c.l.dir, proc.env), c.l.dir, log)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", proc.binary, err)
 	}
@@ -386,11 +409,15 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 	return p.teardown(ctx, dir, st)
 }
 
-// teardown removes volume directories (while the API server still answers),
-// stops every process in reverse start order — the API server before etcd,
-// so it does not spend a minute retrying a vanished etcd — and removes dir.
+// teardown stops every process in reverse start order — the API server
+// before etcd, so it does not spend a minute retrying a vanished etcd, and
+// the cell last — and removes dir. A cluster without a cell had its volume
+// directories made on the host's /tmp: they are removed first, while the
+// API server still answers. A cell's volumes are in its own /tmp, in dir.
 func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) error {
-	p.removeVolumeDirs(ctx, layout{dir})
+	if st.Cell == nil {
+		p.removeVolumeDirs(ctx, layout{dir})
+	}
 	if err := p.stopProcesses(st, dir); err != nil {
 		// Keep the state so the cluster can still be found and stopped.
 		return err

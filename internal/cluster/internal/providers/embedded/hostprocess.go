@@ -9,6 +9,7 @@ import (
 	"slices"
 	"syscall"
 
+	"oplab.dev/oplab/internal/cell"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
 
@@ -50,9 +51,24 @@ func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec pr
 	if rec.Log == "" {
 		rec.Log = layout{dir}.log(spec.Name)
 	}
+	if err := p.checkInCell(st, spec.Path); err != nil {
+		return fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	path, args, err := p.command(st, dir, "", spec.Path, spec.Args)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	if st.Cell != nil {
+		for _, port := range spec.Expose {
+			if err := cell.Forward(ctx, dir, spec.Name, port); err != nil {
+				cell.CloseForwards(ctx, dir, spec.Name)
+				return fmt.Errorf("start %s: expose port %d: %w", spec.Name, port, err)
+			}
+		}
+	}
 	// The marker by which a PID is known to be the cluster's.
 	env := append(slices.Clone(spec.Env), markerVar+"="+dir)
-	pid, err := p.reaper.start(spec.Path, spec.Args, env, dir, rec.Log)
+	pid, err := p.reaper.start(path, args, env, dir, rec.Log)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", spec.Name, err)
 	}
@@ -103,6 +119,12 @@ func (p *Provider) removeHostProcess(dir string, st *clusterState, name string) 
 		if rec.Host && rec.Name == name {
 			if err := p.reaper.stop(rec.PID, dir, stopGrace); err != nil {
 				return fmt.Errorf("stop %s: %w", name, err)
+			}
+			if st.Cell != nil && p.reaper.alive(st.Cell.Holder, dir) {
+				// The ports stay taken on the host until the cell lets go.
+				if err := cell.CloseForwards(context.Background(), dir, name); err != nil {
+					return fmt.Errorf("stop %s: %w", name, err)
+				}
 			}
 			st.Processes = slices.Delete(st.Processes, i, i+1)
 			return nil

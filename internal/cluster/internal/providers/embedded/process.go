@@ -53,8 +53,8 @@ func (r *reaper) exitStatus(pid int) string {
 
 // start runs path with args and env in a session of its own (so a Ctrl-C in
 // oplab's terminal does not reach the cluster), stdout and stderr appended to
-// logPath, and returns its PID.
-func (r *reaper) start(path string, args, env []string, dir, logPath string) (int, error) {
+// logPath and extra as its descriptors 3 and up, and returns its PID.
+func (r *reaper) start(path string, args, env []string, dir, logPath string, extra ...*os.File) (int, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return 0, err
@@ -65,6 +65,7 @@ func (r *reaper) start(path string, args, env []string, dir, logPath string) (in
 	cmd.Dir = dir
 	cmd.Stdout = logf
 	cmd.Stderr = logf
+	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return 0, err

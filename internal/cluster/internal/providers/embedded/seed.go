@@ -130,6 +130,11 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		return err
 	}
 	defer hc.CloseIdleConnections()
+	if p.confined {
+		if err := c.startCell(ctx); err != nil {
+			return err
+		}
+	}
 	etcd, cp := processes(c.l, c.pki, pt, st.Name, p.tune)
 	cp = cp.only(1)
 	token, err := seedAuthentication(&cp, c.l)

@@ -28,6 +28,9 @@ type clusterState struct {
 	Ports ports `json:"ports"`
 	// Processes in start order; they are stopped in reverse.
 	Processes []processRecord `json:"processes"`
+	// Cell is set when the cluster runs in a cell (package cell); its
+	// holder is then the first process.
+	Cell *cellRecord `json:"cell,omitempty"`
 }
 
 // ports are the loopback ports of a cluster's components.

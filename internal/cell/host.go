@@ -1,0 +1,360 @@
+package cell
+
+import (
+	"context"
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Inside a cell every process runs as this user and group: an unprivileged
+// id of the cell's own user namespace, mapped to the user that made the cell.
+const (
+	UID = 65534
+	GID = 65534
+)
+
+// Spec describes a cell.
+type Spec struct {
+	// Dir is the cell's own directory, bound writable at the same path.
+	Dir string
+	// Init is the cell program (cmd/cell); it runs as the cell's first
+	// process and starts every other one.
+	Init string
+	// Programs are the files the cell may run, bound read-only at the same
+	// paths. Init is bound whether listed or not.
+	Programs []string
+	// Forwards are the ports on 127.0.0.1 that the host reaches in the cell
+	// from the start; each is listened on on the host's loopback.
+	Forwards []int
+}
+
+// The cell's files inside Dir.
+func controlPath(dir string) string { return filepath.Join(dir, "run", "cell.sock") }
+func tmpDir(dir string) string      { return filepath.Join(dir, "tmp") }
+func etcDir(dir string) string      { return filepath.Join(dir, "run", "etc") }
+
+// TmpDir is the cell's /tmp, as the host sees it: the cell's volumes (the
+// host-path provisioner's directories) are made there.
+func TmpDir(dir string) string { return tmpDir(dir) }
+
+// Holder is the command that makes a cell and runs its first process, and
+// what the caller hands to it. Run Path with Args and ExtraFiles as a child
+// (in a session of its own, so a Ctrl-C in oplab's terminal does not reach
+// the cell), then call Started; on a failed start, Close.
+type Holder struct {
+	Path       string
+	Args       []string
+	ExtraFiles []*os.File
+
+	info      *os.File // read end of bwrap's --info-fd
+	listeners []net.Listener
+}
+
+// Holder prepares the cell's directory and the command that makes it. The
+// host listeners of s.Forwards are open once it returns: a port taken by
+// another process fails here, before anything runs.
+func (s Spec) Holder() (h *Holder, err error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, errors.New("bwrap not found in PATH (install bubblewrap)")
+	}
+	if err := s.prepareDir(); err != nil {
+		return nil, err
+	}
+	h = &Holder{Path: bwrap}
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	h.info = infoR
+	h.ExtraFiles = append(h.ExtraFiles, infoW) // fd 3
+	var forwards []string
+	for _, port := range s.Forwards {
+		f, err := h.listen(port)
+		if err != nil {
+			return nil, err
+		}
+		h.ExtraFiles = append(h.ExtraFiles, f)
+		fd := 2 + len(h.ExtraFiles) // ExtraFiles[i] is fd 3+i in the child
+		forwards = append(forwards, "--forward", fmt.Sprintf("%d=%d", fd, port))
+	}
+	h.Args = append(s.bwrapArgs(3), "--", s.Init, "init", "--control", controlPath(s.Dir))
+	h.Args = append(h.Args, forwards...)
+	return h, nil
+}
+
+// listen opens the host side of a forward.
+func (h *Holder) listen(port int) (*os.File, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, err
+	}
+	h.listeners = append(h.listeners, l)
+	return l.(*net.TCPListener).File()
+}
+
+// Started is called once the holder runs: it closes the parent's copies of
+// what the cell now holds and returns the host PID of the cell's PID 1 —
+// the process whose namespaces Join enters.
+func (h *Holder) Started(timeout time.Duration) (int, error) {
+	for _, f := range h.ExtraFiles {
+		f.Close()
+	}
+	h.ExtraFiles = nil
+	for _, l := range h.listeners {
+		l.Close()
+	}
+	h.listeners = nil
+	defer h.info.Close()
+	h.info.SetReadDeadline(time.Now().Add(timeout))
+	var info struct {
+		ChildPID int `json:"child-pid"`
+	}
+	if err := json.NewDecoder(h.info).Decode(&info); err != nil {
+		return 0, fmt.Errorf("read the cell's process id from bwrap: %w", err)
+	}
+	if info.ChildPID <= 0 {
+		return 0, errors.New("bwrap reported no process id for the cell")
+	}
+	return info.ChildPID, nil
+}
+
+// Close releases what Holder opened, when the holder did not start.
+func (h *Holder) Close() {
+	for _, f := range h.ExtraFiles {
+		f.Close()
+	}
+	for _, l := range h.listeners {
+		l.Close()
+	}
+	if h.info != nil {
+		h.info.Close()
+	}
+}
+
+// prepareDir makes the cell's directories and /etc files.
+func (s Spec) prepareDir() error {
+	for _, d := range []string{filepath.Dir(controlPath(s.Dir)), tmpDir(s.Dir), etcDir(s.Dir)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("prepare cell: %w", err)
+		}
+	}
+	for name, content := range etcFiles {
+		if err := os.WriteFile(filepath.Join(etcDir(s.Dir), name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("prepare cell: %w", err)
+		}
+	}
+	return nil
+}
+
+// etcFiles are the cell's /etc: names for loopback and for the cell's user,
+// nothing of the host's.
+var etcFiles = map[string]string{
+	"hosts":         "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+	"nsswitch.conf": "hosts: files\npasswd: files\ngroup: files\n",
+	"passwd":        "cell:x:" + strconv.Itoa(UID) + ":" + strconv.Itoa(GID) + ":cell:/nonexistent:/nonexistent\n",
+	"group":         "cell:x:" + strconv.Itoa(GID) + ":\n",
+}
+
+// bwrapArgs are bwrap's options for the cell, its information written to
+// infoFD.
+func (s Spec) bwrapArgs(infoFD int) []string {
+	args := []string{
+		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+		"--uid", strconv.Itoa(UID), "--gid", strconv.Itoa(GID), "--cap-drop", "ALL",
+		"--hostname", "cell",
+		"--proc", "/proc", "--dev", "/dev",
+		// /tmp before Dir: Dir may itself be under /tmp.
+		"--bind", tmpDir(s.Dir), "/tmp",
+		"--bind", s.Dir, s.Dir,
+	}
+	for name := range etcFiles {
+		args = append(args, "--ro-bind", filepath.Join(etcDir(s.Dir), name), "/etc/"+name)
+	}
+	progs := s.Programs
+	if !s.covers(s.Init) {
+		progs = append([]string{s.Init}, progs...)
+	}
+	dyn := false
+	for _, p := range progs {
+		args = append(args, "--ro-bind", p, p)
+		dyn = dyn || dynamic(p)
+	}
+	if dyn {
+		args = append(args, systemBinds()...)
+	}
+	if infoFD >= 0 {
+		args = append(args, "--info-fd", strconv.Itoa(infoFD))
+	}
+	return append(args, "--chdir", s.Dir)
+}
+
+// covers reports whether path is one of s.Programs or inside one of them.
+func (s Spec) covers(path string) bool {
+	for _, p := range s.Programs {
+		if rel, err := filepath.Rel(p, path); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
+}
+
+// systemBinds binds the host's /usr read-only, with /lib, /lib64, /bin and
+// /sbin as the host has them (links on a merged-/usr system): a dynamically
+// linked program needs the loader and libc. They hold public files only.
+func systemBinds() []string {
+	args := []string{"--ro-bind", "/usr", "/usr"}
+	for _, p := range []string{"/lib", "/lib64", "/bin", "/sbin"} {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(p); err == nil {
+				args = append(args, "--symlink", target, p)
+			}
+		case fi.IsDir():
+			args = append(args, "--ro-bind", p, p)
+		}
+	}
+	return args
+}
+
+// dynamic reports whether the program, or a program in the directory prog,
+// needs a dynamic loader.
+func dynamic(prog string) bool {
+	if entries, err := os.ReadDir(prog); err == nil {
+		for _, e := range entries {
+			if e.Type().IsRegular() && dynamic(filepath.Join(prog, e.Name())) {
+				return true
+			}
+		}
+		return false
+	}
+	f, err := elf.Open(prog)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
+}
+
+// Limits bound one process of a cell.
+type Limits struct {
+	// Files is the most file descriptors the process may hold.
+	Files uint64
+	// Memory is the most private writable memory (RLIMIT_DATA) the
+	// process may map: a Go program's heap. Zero leaves it unbounded.
+	Memory uint64
+}
+
+// Join returns the command line that runs prog with args inside the cell of
+// spec, whose PID 1 has the host PID init, as the cell's user, with lim.
+//
+// The line is "cell join -- nsenter ... -- cell exec ... -- prog args":
+// nsenter enters the namespaces and waits for prog, which it must, to
+// enter the PID namespace; "cell join" starts it with SIGTERM ignored, so
+// that a SIGTERM to the process group stops prog gracefully while nsenter
+// stays until prog has exited. "cell exec" sets the limits inside.
+func Join(spec Spec, init int, lim Limits, prog string, args ...string) (path string, argv []string, err error) {
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return "", nil, errors.New("nsenter not found in PATH (install util-linux)")
+	}
+	argv = []string{
+		"join", "--", nsenter,
+		"--target", strconv.Itoa(init),
+		"--user", "--mount", "--net", "--pid", "--ipc", "--uts",
+		"--setuid", strconv.Itoa(UID), "--setgid", strconv.Itoa(GID),
+		"--wd=" + spec.Dir,
+		"--", spec.Init, "exec",
+		"--files", strconv.FormatUint(lim.Files, 10),
+		"--memory", strconv.FormatUint(lim.Memory, 10),
+		"--", prog,
+	}
+	return spec.Init, append(argv, args...), nil
+}
+
+// Probe checks that cells can be made here with the cell program init: it
+// makes one and runs "cell version" in it.
+func Probe(ctx context.Context, init string) error {
+	if fi, err := os.Stat(init); err != nil || fi.IsDir() {
+		return fmt.Errorf("the cell program %s is missing: run `make build`", init)
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return errors.New("bwrap not found: install bubblewrap (Debian: apt-get install bubblewrap)")
+	}
+	if _, err := exec.LookPath("nsenter"); err != nil {
+		return errors.New("nsenter not found: install util-linux")
+	}
+	dir, err := os.MkdirTemp("", "oplab-cell-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	s := Spec{Dir: dir, Init: init}
+	if err := s.prepareDir(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bwrap, append(s.bwrapArgs(-1), "--", init, "version")...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("bubblewrap cannot make namespaces here (user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces): %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// InitAlive reports whether init, a cell's PID 1 according to a record, is
+// still that process: a child of holder, the bwrap that made the cell.
+// PIDs are reused; a stale record must not make Join enter another
+// process's namespaces.
+func InitAlive(holder, init int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(init) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			return strings.TrimSpace(v) == strconv.Itoa(holder)
+		}
+	}
+	return false
+}
+
+// WaitReady waits until the cell of dir answers on its control socket.
+func WaitReady(ctx context.Context, dir string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		err := request(ctx, dir, controlRequest{Op: opPing}, nil)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the cell did not start: %w", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

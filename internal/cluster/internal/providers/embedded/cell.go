@@ -1,0 +1,164 @@
+package embedded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"oplab.dev/oplab/internal/cell"
+)
+
+// Confinement says whether the provider runs each cluster in a cell of its
+// own (package cell): namespaces in which nothing a learner makes the
+// cluster do reaches the host's files, network or processes.
+type Confinement int
+
+const (
+	// ConfineAuto makes cells where the machine can, and otherwise runs
+	// clusters unconfined, saying why once (a single-user machine).
+	ConfineAuto Confinement = iota
+	// ConfineRequired makes New fail where cells cannot be made.
+	ConfineRequired
+	// ConfineOff never makes cells: the cluster's processes run with the
+	// rights of oplab itself.
+	ConfineOff
+)
+
+// cellBinary is the program that runs inside each cell; `make build` puts
+// it beside oplab.
+const cellBinary = "cell"
+
+// cellRecord is what a later oplab needs to run more processes in a
+// cluster's cell.
+type cellRecord struct {
+	// Holder is the bwrap that made the cell (also the first process
+	// record, so it is stopped last); Init is the cell's PID 1, whose
+	// namespaces a process joins.
+	Holder int `json:"holder"`
+	Init   int `json:"init"`
+}
+
+// Limits of each process in a cell. The memory bound is on private
+// writable memory (a Go heap): above it an allocation fails and the
+// process dies, and only its own cluster with it.
+var cellLimits = map[string]cell.Limits{
+	etcdBinary:         {Files: 65536, Memory: 2 << 30},
+	controlPlaneBinary: {Files: 65536, Memory: 4 << 30},
+	"":                 {Files: 16384, Memory: 2 << 30}, // host processes (the operator)
+}
+
+// ErrNoCell is returned (wrapped) by New with ConfineRequired where cells
+// cannot be made; its message says what is missing.
+var ErrNoCell = errors.New("clusters cannot be contained on this machine")
+
+// setupConfinement decides whether the provider's clusters run in cells.
+func (p *Provider) setupConfinement(mode Confinement) error {
+	if mode == ConfineOff {
+		p.cellErr = errors.New("cells are turned off")
+		return nil
+	}
+	err := cell.Probe(context.Background(), filepath.Join(p.binDir, cellBinary))
+	if err == nil {
+		p.confined = true
+		return nil
+	}
+	if mode == ConfineRequired {
+		return fmt.Errorf("%w: %v", ErrNoCell, err)
+	}
+	p.cellErr = err
+	p.logger.Warn("clusters run unconfined: a learner's cluster can reach this machine's files and network", "reason", err)
+	return nil
+}
+
+// Contained reports whether new clusters run in cells, and why not.
+func (p *Provider) Contained() (bool, error) { return p.confined, p.cellErr }
+
+// cellSpec is the cell of the cluster in dir: its own directory and the
+// programs of the bin directory.
+func (p *Provider) cellSpec(dir string) cell.Spec {
+	return cell.Spec{
+		Dir:      dir,
+		Init:     filepath.Join(p.binDir, cellBinary),
+		Programs: []string{p.binDir},
+	}
+}
+
+// forwarded are the ports the host reaches in the cell: the API server's,
+// and the health endpoints of the other components, which Status probes.
+func (pt ports) forwarded() []int {
+	return []int{pt.EtcdClient, pt.APIServer, pt.ControllerManager, pt.Scheduler, pt.Kwok}
+}
+
+// startCell makes the cluster's cell, its first process record.
+func (c *creation) startCell(ctx context.Context) error {
+	spec := c.p.cellSpec(c.l.dir)
+	spec.Forwards = c.st.Ports.forwarded()
+	h, err := spec.Holder()
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w: %w", errPortTaken, err)
+		}
+		return fmt.Errorf("make the cell: %w", err)
+	}
+	log := c.l.log(cellBinary)
+	pid, err := c.p.reaper.start(h.Path, h.Args, c.p.env(c.l.dir, nil), c.l.dir, log, h.ExtraFiles...)
+	if err != nil {
+		h.Close()
+		return fmt.Errorf("make the cell: %w", err)
+	}
+	c.st.Processes = append(c.st.Processes, processRecord{Name: cellBinary, PID: pid, Log: log})
+	c.st.Cell = &cellRecord{Holder: pid}
+	if err := writeState(c.l.dir, c.st); err != nil {
+		h.Close()
+		return err
+	}
+	init, err := h.Started(10 * time.Second)
+	if err != nil {
+		return fmt.Errorf("make the cell: %w; last lines of %s:\n%s", err, log, logTail(log, 10))
+	}
+	c.st.Cell.Init = init
+	if err := writeState(c.l.dir, c.st); err != nil {
+		return err
+	}
+	if err := cell.WaitReady(ctx, c.l.dir, 10*time.Second); err != nil {
+		return fmt.Errorf("%w; last lines of %s:\n%s", err, log, logTail(log, 10))
+	}
+	return nil
+}
+
+// command returns how to run prog with args for the cluster of st in dir:
+// inside its cell when it has one, as it is otherwise.
+func (p *Provider) command(st *clusterState, dir, limits, prog string, args []string) (string, []string, error) {
+	if st.Cell == nil {
+		return prog, args, nil
+	}
+	if !p.reaper.alive(st.Cell.Holder, dir) || !cell.InitAlive(st.Cell.Holder, st.Cell.Init) {
+		return "", nil, fmt.Errorf("the cell of %s is not running", st.Name)
+	}
+	lim, ok := cellLimits[limits]
+	if !ok {
+		lim = cellLimits[""]
+	}
+	return cell.Join(p.cellSpec(dir), st.Cell.Init, lim, prog, args...)
+}
+
+// checkInCell refuses a program a cell cannot run: only the bin directory
+// is in a cell's file system.
+func (p *Provider) checkInCell(st *clusterState, prog string) error {
+	if st.Cell == nil {
+		return nil
+	}
+	rel, err := filepath.Rel(p.binDir, prog)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("%s is not in %s, the only programs a contained cluster can run", prog, p.binDir)
+	}
+	if _, err := os.Stat(prog); err != nil {
+		return err
+	}
+	return nil
+}
