@@ -92,6 +92,23 @@ var migrations = []string{
 	CREATE INDEX class_sessions_class ON class_sessions (class_id);`,
 	// 3: a class's warm sessions per lab, as JSON ({"failover": 3}).
 	`ALTER TABLE classes ADD COLUMN warm TEXT NOT NULL DEFAULT '{}';`,
+	// 5: sign-ins, so that a cookie can be withdrawn: a cookie names its
+	// sign-in by a secret kept here only as a hash, and a request is
+	// served only while the row (and the member, class or instructor it
+	// is bound to) says so. A learner's class_id is their class when they
+	// signed in ('' for a learner in none).
+	`CREATE TABLE sign_ins (
+		id         TEXT PRIMARY KEY,
+		learner    TEXT NOT NULL DEFAULT '',
+		instructor TEXT NOT NULL DEFAULT '',
+		class_id   TEXT NOT NULL DEFAULT '',
+		created_at INTEGER NOT NULL,
+		expires_at INTEGER NOT NULL
+	);
+	CREATE INDEX sign_ins_learner ON sign_ins (learner, created_at);
+	CREATE INDEX sign_ins_instructor ON sign_ins (instructor, created_at);
+	CREATE INDEX sign_ins_class ON sign_ins (class_id);
+	CREATE INDEX sign_ins_expires ON sign_ins (expires_at);`,
 }
 
 // SchemaVersion is the schema version this build migrates to.
