@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -83,4 +84,76 @@ func lineWith(s, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestSandboxMissing: without bubblewrap the runner says so and runs
+// kubectl unsandboxed (SandboxAuto), or does not start at all
+// (SandboxRequired).
+func TestSandboxMissing(t *testing.T) {
+	dir := t.TempDir()
+	kubectl := filepath.Join(dir, "kubectl")
+	if err := os.WriteFile(kubectl, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no bwrap there
+	var log strings.Builder
+	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatalf("SandboxAuto without bwrap: got %v, want a runner", err)
+	}
+	defer r.Close()
+	if r.Sandboxed() {
+		t.Error("SandboxAuto without bwrap: got Sandboxed() true, want false")
+	}
+	if !strings.Contains(log.String(), "kubectl runs unsandboxed") {
+		t.Errorf("SandboxAuto without bwrap: logged %q, want the warning", log.String())
+	}
+	_, err = New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: SandboxRequired})
+	if err == nil || !strings.Contains(err.Error(), "sandbox required: bwrap not found") {
+		t.Errorf("SandboxRequired without bwrap: got %v, want it refused", err)
+	}
+}
+
+// TestEveryPathSandboxed: each way the console runs kubectl for a learner
+// — a line (which the YAML editor's apply -f - is too) and Tab's
+// questions — runs it in the sandbox, as the sandbox's user in the
+// sandbox's home. The kubectl here is a probe that names where it runs.
+func TestEveryPathSandboxed(t *testing.T) {
+	bwrapWorks(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl := filepath.Join(t.TempDir(), "kubectl")
+	if err := os.WriteFile(kubectl, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: SandboxRequired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	want := "console-uid65534"
+	kc := []byte("apiVersion: v1\nkind: Config\n")
+	ctx := context.Background()
+
+	for _, tt := range []struct{ line, stdin string }{
+		{"kubectl get pods -o name", ""},
+		{"kubectl apply -f -", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"},
+	} {
+		var out strings.Builder
+		_, err := r.Run(ctx, Request{Line: tt.line, Owner: "ada", Kubeconfig: kc, Stdin: []byte(tt.stdin),
+			Output: func(c Chunk) { out.Write(c.Data) }})
+		if err != nil || strings.TrimSpace(out.String()) != "pod/"+want {
+			t.Errorf("%q: got %q (%v), want pod/%s", tt.line, out.String(), err, want)
+		}
+	}
+	comp, err := r.Completer("ada", kc).Complete(ctx, "kubectl logs ")
+	if err != nil || len(comp.Candidates) != 1 || comp.Candidates[0] != want {
+		t.Errorf("completion: got %q (%v), want [%s]", comp.Candidates, err, want)
+	}
 }

@@ -15,10 +15,12 @@ import (
 var helpFlag = regexp.MustCompile(`^\s+(?:-(\w), )?--([\w-]+)=(.*):$`)
 
 // TestAllowListMatchesKubectl keeps the allow-list honest against the
-// kubectl it runs: every listed flag exists for its command, with the
-// same shorthand, and is a boolean exactly when kubectl's is.
+// kubectl it runs: every listed flag exists for its command (as its own
+// or as one of kubectl's global flags, such as --as for auth can-i), with
+// the same shorthand, and is a boolean exactly when kubectl's is.
 func TestAllowListMatchesKubectl(t *testing.T) {
 	kubectl := filepath.Join(clustertest.BinDir(t), "kubectl")
+	var global map[string]flagSpec
 	check := func(path []string, fs flagSet) {
 		args := append(slices.Clone(path), "--help")
 		if len(path) == 0 {
@@ -30,6 +32,9 @@ func TestAllowListMatchesKubectl(t *testing.T) {
 			return
 		}
 		known := map[string]flagSpec{}
+		if len(path) == 0 {
+			global = known
+		}
 		for _, line := range strings.Split(string(out), "\n") {
 			m := helpFlag.FindStringSubmatch(line)
 			if m == nil {
@@ -47,6 +52,9 @@ func TestAllowListMatchesKubectl(t *testing.T) {
 				continue
 			}
 			k, ok := known[long]
+			if !ok {
+				k, ok = global[long]
+			}
 			switch {
 			case !ok:
 				t.Errorf("%s: --%s is allowed but kubectl has no such flag", name, long)
