@@ -9,6 +9,7 @@ import (
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/app/webapp"
+	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/web"
@@ -21,6 +22,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		expire session.ExpireOptions
 		warm   app.PoolOptions
 		admit  app.Admission
+		limits console.Limits
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -54,7 +56,7 @@ commands act on, so oplab lab check works on them too.`,
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
-				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm})
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits})
 			if err != nil {
 				ln.Close()
 				return err
@@ -70,6 +72,8 @@ commands act on, so oplab lab check works on them too.`,
 	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
 	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")
 	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
+	cmd.Flags().IntVar(&limits.Commands, "console-commands", console.DefaultMaxCommands, "console commands one learner may run at once; one more is refused until one ends")
+	cmd.Flags().IntVar(&limits.Follows, "console-follows", console.DefaultMaxFollows, "of those, commands that keep running (get -w, logs -f, rollout status, wait) one learner may have open at once")
 	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd
 }

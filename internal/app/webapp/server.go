@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"oplab.dev/oplab/internal/app"
+	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
 )
@@ -16,6 +17,8 @@ import (
 type ServerConfig struct {
 	// BinDir holds kubectl for the web console.
 	BinDir string
+	// ConsoleLimits caps each learner's console commands at once.
+	ConsoleLimits console.Limits
 	// DataDir holds the server's own files (its cookie key).
 	DataDir string
 	// Web holds the templates, static files and messages.
@@ -34,7 +37,7 @@ type ServerConfig struct {
 // sessions; the console, the live streams and /metrics are mounted. close
 // stops the server, then the console and the streams.
 func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Server, close func() error, err error) {
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm})
 	if err != nil {
 		return nil, nil, err
 	}

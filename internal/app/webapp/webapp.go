@@ -21,6 +21,9 @@ type Options struct {
 	// BinDir holds kubectl for the console; the console is off when empty
 	// or when kubectl cannot be run from it.
 	BinDir string
+	// ConsoleLimits caps each learner's console commands at once (the
+	// console's defaults when zero).
+	ConsoleLimits console.Limits
 	// Logger receives the console's and the streams' trouble; discarded
 	// when nil.
 	Logger *slog.Logger
@@ -79,7 +82,7 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
 	if o.BinDir != "" {
 		r, err := console.New(ctx, console.Options{
-			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger,
+			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger, Limits: o.ConsoleLimits,
 			// exec and debug only mean something where containers run.
 			Policy: console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
 		})
