@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -22,13 +21,18 @@ func newQuizCmd(g *globals) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "quiz ID",
-		Short: "Take a quiz in the terminal; cluster questions are checked against your lab's cluster",
+		Short: "Take a lab's quiz in the terminal; it is graded once, with your session of that lab",
 		Long: `Quiz asks each question and reads your answer from standard input: a choice's
 letter for single-choice questions, letters separated by commas or spaces for
 multiple-choice ones, and a value (a pod name, a number) for questions about
 your cluster, which are checked against the cluster of your lab session.
-The answers are graded when all are given; each comes with its explanation,
-and the score is recorded with your session.`,
+
+A lab's quiz is taken with a session of that lab (the active one, else the
+newest; --session picks another of that lab) and recorded there. It is graded
+once, or as many times as the quiz allows: every question must be answered,
+and the right answers and explanations are shown when the grade is final.
+Later answers are kept on the session's timeline and change nothing. The
+course-wide quiz (course) is taken without a session and recorded nowhere.`,
 		Example: `  oplab quiz failover
   printf 'a\nb,c\nprod-db-1\n' | oplab quiz failover -o json`,
 		Args: cobra.ExactArgs(1),
@@ -50,9 +54,9 @@ and the score is recorded with your session.`,
 			if err != nil {
 				return err
 			}
-			id, err := quizSession(cmd.Context(), a.Sessions, f.id)
+			id, err := a.Sessions.QuizSession(cmd.Context(), offlineLearner, f.id, q.ID)
 			if err != nil {
-				return err
+				return quizSessionErr(err, f.id)
 			}
 			out := cmd.OutOrStdout()
 			prompts := out
@@ -60,11 +64,18 @@ and the score is recorded with your session.`,
 				prompts = cmd.ErrOrStderr()
 			}
 			s := newStyle(prompts)
+			if id != "" {
+				v, err := a.Sessions.QuizView(cmd.Context(), id)
+				if err != nil {
+					return err
+				}
+				printStanding(prompts, s, v)
+			}
 			answers, err := ask(prompts, s, bufio.NewReader(cmd.InOrStdin()), q, lg)
 			if err != nil {
 				return err
 			}
-			var res *quiz.Result
+			var res *quiz.Outcome
 			if id != "" {
 				res, err = a.Sessions.Quiz(cmd.Context(), id, q.ID, answers)
 			} else {
@@ -76,7 +87,7 @@ and the score is recorded with your session.`,
 			if asJSON {
 				return writeJSON(out, map[string]any{"session": id, "result": res})
 			}
-			printQuizResult(out, newStyle(out), q, res, lg, id)
+			printQuizResult(out, newStyle(out), res, lg, id)
 			return nil
 		},
 	}
@@ -85,15 +96,29 @@ and the score is recorded with your session.`,
 	return cmd
 }
 
-// quizSession picks the session a quiz is recorded with: the one named,
-// else the learner's active or newest one, else none (the quiz is graded
-// but not recorded).
-func quizSession(ctx context.Context, m *session.Manager, id string) (string, error) {
-	got, err := m.Resolve(ctx, offlineLearner, id)
-	if id == "" && errors.Is(err, session.ErrNoSession) {
-		return "", nil
+// quizSessionErr says what to do when no session can take the quiz.
+func quizSessionErr(err error, id string) error {
+	switch {
+	case errors.Is(err, session.ErrNoSession):
+		return fmt.Errorf("%w (oplab lab start ID)", err)
+	case errors.Is(err, session.ErrWrongQuiz):
+		return fmt.Errorf("%w; pick a session of the quiz's lab with --session (oplab lab status --all lists them)", err)
 	}
-	return got, explainResolve(err, id)
+	return explainResolve(err, id)
+}
+
+// printStanding says, before the questions, whether these answers will
+// be graded.
+func printStanding(w io.Writer, s style, v *quiz.View) {
+	switch {
+	case v.Final:
+		fmt.Fprintf(w, "%s\n\n", s.warn(fmt.Sprintf("Your grade of this quiz is final (%d/%d): these answers are kept with your session but not graded.",
+			v.Grade.Correct, v.Grade.Total)))
+	case v.Attempts > 1:
+		fmt.Fprintf(w, "Attempt %d of %d: these answers are graded.\n\n", v.Attempt+1, v.Attempts)
+	default:
+		fmt.Fprint(w, "These answers are graded once: answer every question.\n\n")
+	}
 }
 
 // ask asks every question and reads the answers, asking again after an
@@ -134,8 +159,11 @@ func prompt(typ string) string {
 	return "Your answer (from your cluster): "
 }
 
-func printQuizResult(w io.Writer, s style, q *quiz.Quiz, res *quiz.Result, lg locale.Lang, sessionID string) {
+func printQuizResult(w io.Writer, s style, res *quiz.Outcome, lg locale.Lang, sessionID string) {
 	fmt.Fprintf(w, "\n%s\n", s.bold("Results"))
+	if !res.Graded {
+		fmt.Fprintf(w, "%s\n", s.warn("Not graded: your grade was already final. These answers are kept on the session's timeline; the grade below stands."))
+	}
 	for i, r := range res.Questions {
 		fmt.Fprintf(w, "\n%s %d. %s\n", s.mark(r.Correct), i+1, r.ID)
 		if !r.Correct {
@@ -146,13 +174,19 @@ func printQuizResult(w io.Writer, s style, q *quiz.Quiz, res *quiz.Result, lg lo
 				fmt.Fprintf(w, "   the answer: %s\n", strings.Join(r.Expected, ", "))
 			}
 		}
-		fmt.Fprintf(w, "   %s\n", strings.TrimSpace(r.Explanation.In(lg)))
+		if e := strings.TrimSpace(r.Explanation.In(lg)); e != "" {
+			fmt.Fprintf(w, "   %s\n", e)
+		}
 	}
-	fmt.Fprintf(w, "\nScore %s\n", s.bold(fmt.Sprintf("%d/%d", res.Correct, res.Total)))
-	if sessionID != "" {
-		fmt.Fprintf(w, "Recorded with session %s.\n", sessionID)
-	} else {
-		fmt.Fprintln(w, "Not recorded: you have no lab session.")
+	fmt.Fprintf(w, "\nScore %s", s.bold(fmt.Sprintf("%d/%d", res.Correct, res.Total)))
+	switch {
+	case sessionID == "":
+		fmt.Fprintln(w, "\nNot recorded: the course-wide quiz is taken without a session.")
+		return
+	case res.Final:
+		fmt.Fprintf(w, " (final, attempt %d of %d)\n", res.Attempt, res.Attempts)
+	default:
+		fmt.Fprintf(w, " (attempt %d of %d; the answers and explanations are shown when the grade is final)\n", res.Attempt, res.Attempts)
 	}
-	_ = q
+	fmt.Fprintf(w, "Recorded with session %s.\n", sessionID)
 }

@@ -24,11 +24,14 @@ type Result struct {
 
 // QuestionResult is the outcome of one question, with its explanation.
 type QuestionResult struct {
-	ID          string      `json:"id"`
-	Correct     bool        `json:"correct"`
-	Answered    bool        `json:"answered"`
-	Expected    []string    `json:"expected"` // correct choice ids, or the value read from the cluster
-	Explanation locale.Text `json:"explanation"`
+	ID       string `json:"id"`
+	Correct  bool   `json:"correct"`
+	Answered bool   `json:"answered"`
+	// Expected is the correct choice ids, or the value read from the
+	// cluster; it and Explanation are left out of what a learner sees
+	// until the grade is final (see Result.Disclose).
+	Expected    []string    `json:"expected,omitempty"`
+	Explanation locale.Text `json:"explanation,omitzero"`
 	// Error says why a cluster question could not be checked; such a
 	// question counts as not correct.
 	Error string `json:"error,omitempty"`

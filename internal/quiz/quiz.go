@@ -22,7 +22,10 @@ type Quiz struct {
 	ID         string      `yaml:"id"`
 	Title      locale.Text `yaml:"title"`
 	Lab        string      `yaml:"lab,omitempty"` // the lab this quiz belongs to; empty for course-wide quizzes
-	Questions  []Question  `yaml:"questions"`
+	// Attempts is how many submissions a learner has graded (see
+	// Standing); DefaultAttempts when omitted.
+	Attempts  *int       `yaml:"attempts,omitempty"`
+	Questions []Question `yaml:"questions"`
 }
 
 // Question is one question with its answer and explanation.

@@ -26,6 +26,9 @@ func validate(doc *yamldoc.Doc, q *Quiz) []error {
 		add("id", "invalid id %q (lowercase letters, digits and dashes)", q.ID)
 	}
 	errs = append(errs, textErrors(doc, "title", q.Title)...)
+	if q.Attempts != nil && (*q.Attempts < 1 || *q.Attempts > MaxAttempts) {
+		add("attempts", "must be from 1 to %d, got %d (omit it for %d)", MaxAttempts, *q.Attempts, DefaultAttempts)
+	}
 	if len(q.Questions) == 0 {
 		add("questions", "a quiz needs at least one question")
 	}

@@ -22,7 +22,7 @@ var sessionRoutes = []struct{ method, path, body string }{
 	{"POST", "/api/sessions/%s/reset", "{}"},
 	{"POST", "/api/sessions/%s/stop", "{}"},
 	{"GET", "/api/sessions/%s/quiz", ""},
-	{"POST", "/api/sessions/%s/quiz", `{"answers":{}}`},
+	{"POST", "/api/sessions/%s/quiz", `{"answers":{"q1":["b"]}}`},
 	{"POST", "/api/sessions/%s/console", `{"line":"kubectl get pods"}`},
 	{"GET", "/api/sessions/%s/complete?line=kubectl", ""},
 	{"POST", "/api/sessions/%s/apply", `{"yaml":"a: b","dryRun":true}`},

@@ -38,9 +38,12 @@ type Application interface {
 	// Debrief returns the session's record on one time axis: events and
 	// the operator's log.
 	Debrief(ctx context.Context, id string) (*Debrief, error)
-	// Quiz returns the session's quiz without its answers; Answer grades.
-	Quiz(ctx context.Context, id string) (*quiz.Public, error)
-	Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Result, error)
+	// Quiz returns the quiz the session takes, as its learner may see it:
+	// no answers, and the grade so far. Answer grades a submission, which
+	// must answer every question (ErrInvalid); the application decides
+	// which submissions are graded and what of the answers is shown.
+	Quiz(ctx context.Context, id string) (*quiz.View, error)
+	Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Outcome, error)
 	// Summary is the session's end: scores, times to recovery, hints, quiz.
 	Summary(ctx context.Context, id, lang string) (*SummaryView, error)
 

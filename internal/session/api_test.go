@@ -11,7 +11,6 @@ import (
 	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
-	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -138,42 +137,6 @@ func TestViewJSON(t *testing.T) {
 	}
 	if js, _ := json.Marshal(evs); !strings.Contains(string(js), `"t0":"`) || !strings.Contains(string(js), `"elapsedMs":1235`) {
 		t.Errorf("timeline JSON lacks T0 or the step's 1235 ms: %s", js)
-	}
-}
-
-// TestQuizRefusesBadAnswers: answers to questions the quiz does not have,
-// or choices it does not offer, and an unknown quiz are errors, and
-// nothing is recorded.
-func TestQuizRefusesBadAnswers(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	ctx := t.Context()
-	f.seed(t, "s", "failover", Completed, 2, nil)
-	q, _ := shippedCourse(t).Quiz("failover")
-	first := q.Questions[0].ID
-	tests := []struct {
-		name    string
-		quiz    string
-		answers quiz.Answers
-		want    string
-	}{
-		{"unknown quiz", "nope", quiz.Answers{}, `unknown quiz "nope"`},
-		{"unknown question", "failover", quiz.Answers{"nope": {"a"}}, `no question "nope"`},
-		{"unknown choice", "failover", quiz.Answers{first: {"zz"}}, `"zz" is not a choice`},
-	}
-	for _, tt := range tests {
-		if _, err := f.m.Quiz(ctx, "s", tt.quiz, tt.answers); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: got %v, want an error containing %q", tt.name, err, tt.want)
-		}
-		if _, err := f.m.GradeQuiz(ctx, tt.quiz, tt.answers); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s, without a session: got %v, want an error containing %q", tt.name, err, tt.want)
-		}
-	}
-	if rs, _ := f.store.Results(ctx, "s"); len(rs) != 0 {
-		t.Errorf("results after refused answers: got %+v, want none", rs)
-	}
-	if evs, _ := f.store.Events(ctx, "s", 0); len(evs) != 0 {
-		t.Errorf("events after refused answers: got %+v, want none", evs)
 	}
 }
 

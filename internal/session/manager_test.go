@@ -14,7 +14,6 @@ import (
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/engine"
-	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -240,55 +239,6 @@ func TestStop(t *testing.T) {
 	evs, _ := f.m.Timeline(ctx, "live", 0)
 	if len(evs) != 1 || evs[0].Kind != KindState || !strings.Contains(evs[0].Message, "in-exercise → expired: stopped") {
 		t.Errorf("timeline of the stopped session: got %+v, want one move to expired (there was no cluster to delete)", evs)
-	}
-}
-
-// TestQuiz grades a quiz for a session whose cluster is gone: choice
-// questions are graded, cluster questions cannot be checked, and the
-// answers and score are kept.
-func TestQuiz(t *testing.T) {
-	t.Parallel()
-	f := newFixture(t)
-	ctx := t.Context()
-	q, err := shippedCourse(t).Quiz("failover")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.seed(t, "s", "failover", Expired, 0, nil)
-	answers := quiz.Answers{}
-	wantCorrect, clusterQs := 0, 0
-	for _, qq := range q.Questions {
-		switch qq.Type {
-		case quiz.Cluster:
-			answers[qq.ID] = []string{"prod-db-1"}
-			clusterQs++
-		default:
-			for _, c := range qq.Choices {
-				if c.Correct {
-					answers[qq.ID] = append(answers[qq.ID], c.ID)
-				}
-			}
-			wantCorrect++
-		}
-	}
-	if clusterQs == 0 {
-		t.Fatal("the failover quiz has no cluster question; this test needs one")
-	}
-	res, err := f.m.Quiz(ctx, "s", "failover", answers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Correct != wantCorrect || res.Total != len(q.Questions) {
-		t.Errorf("score: got %d/%d, want %d/%d", res.Correct, res.Total, wantCorrect, len(q.Questions))
-	}
-	rs, _ := f.store.Results(ctx, "s")
-	if len(rs) != 1 || rs[0].Kind != store.ResultQuiz || rs[0].Score != wantCorrect || rs[0].Passed {
-		t.Errorf("stored result: got %+v, want quiz %d/%d not passed", rs, wantCorrect, len(q.Questions))
-	}
-	evs, _ := f.store.Events(ctx, "s", 0)
-	var data QuizData
-	if len(evs) != 1 || json.Unmarshal(evs[0].Data, &data) != nil || len(data.Answers) != len(q.Questions) {
-		t.Errorf("quiz event: got %+v, want one with every answer", evs)
 	}
 }
 

@@ -3,6 +3,7 @@ package webapp
 import (
 	"errors"
 
+	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
@@ -25,8 +26,10 @@ func webErr(err error) error {
 		return classified{err, server.ErrNotFound}
 	case errors.Is(err, session.ErrOutOfOrder), errors.Is(err, session.ErrEnded), errors.Is(err, session.ErrNotReady),
 		errors.Is(err, session.ErrActive), errors.Is(err, session.ErrTransition), errors.Is(err, session.ErrUnsupported),
-		errors.Is(err, session.ErrNoCluster):
+		errors.Is(err, session.ErrNoCluster), errors.Is(err, session.ErrWrongQuiz):
 		return classified{err, server.ErrConflict}
+	case errors.Is(err, quiz.ErrBadAnswer):
+		return classified{err, server.ErrInvalid}
 	}
 	return err
 }

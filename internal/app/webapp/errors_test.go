@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
@@ -22,6 +23,8 @@ func TestWebErrorKinds(t *testing.T) {
 		{fmt.Errorf("start: %w", session.ErrActive), server.ErrConflict},
 		{fmt.Errorf("session z: %w", session.ErrNotFound), server.ErrNotFound},
 		{fmt.Errorf("console: %w", session.ErrNoCluster), server.ErrConflict},
+		{fmt.Errorf("quiz failover: %w: answer every question", quiz.ErrBadAnswer), server.ErrInvalid},
+		{fmt.Errorf("%w: session s is of lab rbac", session.ErrWrongQuiz), server.ErrConflict},
 	} {
 		got := webErr(tc.err)
 		if !errors.Is(got, tc.want) || got.Error() != tc.err.Error() {

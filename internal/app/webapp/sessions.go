@@ -207,47 +207,16 @@ func (w *Web) Timeline(ctx context.Context, id string, after int64) ([]server.Up
 	return out, nil
 }
 
-// quiz returns the quiz of the session's lab.
-func (w *Web) quiz(ctx context.Context, id string) (*quiz.Quiz, error) {
-	st, err := w.a.Sessions.Status(ctx, id)
-	if err != nil {
-		return nil, webErr(err)
-	}
-	lb, err := w.a.Course.Lab(st.Lab)
-	if err != nil {
-		return nil, classified{err, server.ErrNotFound}
-	}
-	if lb.Quiz == "" {
-		return nil, classified{fmt.Errorf("lab %s has no quiz", st.Lab), server.ErrNotFound}
-	}
-	q, err := w.a.Course.Quiz(lb.Quiz)
-	if err != nil {
-		return nil, classified{err, server.ErrNotFound}
-	}
-	return q, nil
+// Quiz returns the quiz the session takes, as its learner may see it.
+func (w *Web) Quiz(ctx context.Context, id string) (*quiz.View, error) {
+	v, err := w.a.Sessions.QuizView(ctx, id)
+	return v, webErr(err)
 }
 
-func (w *Web) Quiz(ctx context.Context, id string) (*quiz.Public, error) {
-	q, err := w.quiz(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	p := q.Public()
-	return &p, nil
-}
-
-func (w *Web) Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Result, error) {
-	q, err := w.quiz(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	for qid := range answers {
-		if _, ok := q.Question(qid); !ok {
-			return nil, classified{fmt.Errorf("quiz %s has no question %q", q.ID, qid), server.ErrInvalid}
-		}
-	}
-	res, err := w.a.Sessions.Quiz(ctx, id, q.ID, answers)
-	return res, webErr(err)
+// Answer grades a submission of the session's quiz.
+func (w *Web) Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Outcome, error) {
+	out, err := w.a.Sessions.Quiz(ctx, id, "", answers)
+	return out, webErr(err)
 }
 
 func (w *Web) Summary(ctx context.Context, id, l string) (*server.SummaryView, error) {
