@@ -15,6 +15,12 @@ type Store interface {
 	CreateInstructor(ctx context.Context, in *store.Instructor) error
 	Instructor(ctx context.Context, name string) (store.Instructor, error)
 	Instructors(ctx context.Context) ([]store.Instructor, error)
+	DeleteInstructor(ctx context.Context, name string) error
+
+	CreateSignIn(ctx context.Context, si *store.SignIn, keep int) error
+	SignInState(ctx context.Context, id string) (store.SignInState, error)
+	DeleteSignIn(ctx context.Context, id string) error
+	DeleteClassSignIns(ctx context.Context, classID string) (int, error)
 
 	CreateClass(ctx context.Context, c *store.Class) error
 	UpdateClass(ctx context.Context, c *store.Class) error
@@ -54,9 +60,13 @@ var (
 	// ErrBadCode: no class has that join code, or no learner that rejoin
 	// code.
 	ErrBadCode = errors.New("unknown code")
-	// ErrTooManyAttempts: the client sent too many wrong codes; the error
-	// says when to try again.
-	ErrTooManyAttempts = errors.New("too many wrong codes")
+	// ErrTooManyAttempts: the client sent too many wrong codes or
+	// passwords, or too many sign-ins are being checked at once; the
+	// error (a *WaitError) says when to try again.
+	ErrTooManyAttempts = errors.New("too many attempts")
+	// ErrSignedOut: the sign-in was withdrawn (signed out; its class
+	// closed or its membership ended; its instructor removed) or expired.
+	ErrSignedOut = errors.New("signed out")
 	// The class admits nobody now.
 	ErrClosed  = errors.New("the class is closed")
 	ErrNotOpen = errors.New("the class is not open yet")
@@ -75,11 +85,22 @@ type Options struct {
 	Labs fs.FS
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
-	// FailureBurst and FailureEvery limit wrong codes, and wrong
-	// passwords, per client (DefaultFailureBurst and DefaultFailureEvery
-	// when zero).
+	// FailureBurst and FailureEvery limit wrong codes per client, and
+	// wrong passwords per client and per instructor name
+	// (DefaultFailureBurst and DefaultFailureEvery when zero).
 	FailureBurst int
 	FailureEvery time.Duration
+	// HashSlots bounds the password hashes that run at once, each
+	// holding 64 MiB (one per two cores, at most 4, when zero);
+	// HashQueue is how many more may wait for one (8 per slot when
+	// zero), and HashWait how long (DefaultHashWait when zero). Beyond
+	// them an attempt is refused at once, with a wait.
+	HashSlots int
+	HashQueue int
+	HashWait  time.Duration
+	// SignInTTL is how long a sign-in lasts (DefaultSignInTTL when
+	// zero).
+	SignInTTL time.Duration
 	// Logger receives what happens (never a code or a password);
 	// discarded when nil.
 	Logger *slog.Logger
@@ -92,8 +113,15 @@ type Service struct {
 	log   *slog.Logger
 	now   func() time.Time
 	fails *limiter
-	// badPasswords limits wrong instructor passwords per client.
+	// badPasswords, badNames and devices count instructor sign-in
+	// attempts per client, per name, and per name from a trusted
+	// browser (see Attempt); gate bounds the hashes that run at once.
 	badPasswords *limiter
+	badNames     *limiter
+	devices      *limiter
+	gate         *hashGate
+	// check is checkPassword; tests of the gate replace it.
+	check func(encoded, password string) (bool, error)
 }
 
 // New returns a Service.
@@ -107,8 +135,24 @@ func New(o Options) (*Service, error) {
 	if o.FailureEvery <= 0 {
 		o.FailureEvery = DefaultFailureEvery
 	}
-	s := &Service{o: o, log: o.Logger, now: o.Now,
-		fails: newLimiter(o.FailureBurst, o.FailureEvery), badPasswords: newLimiter(o.FailureBurst, o.FailureEvery)}
+	if o.HashSlots <= 0 {
+		o.HashSlots = defaultHashSlots()
+	}
+	if o.HashQueue <= 0 {
+		o.HashQueue = hashQueuePerSlot * o.HashSlots
+	}
+	if o.HashWait <= 0 {
+		o.HashWait = DefaultHashWait
+	}
+	if o.SignInTTL <= 0 {
+		o.SignInTTL = DefaultSignInTTL
+	}
+	s := &Service{o: o, log: o.Logger, now: o.Now, check: checkPassword,
+		fails:        newLimiter(o.FailureBurst, o.FailureEvery, maxClients),
+		badPasswords: newLimiter(o.FailureBurst, o.FailureEvery, maxPasswordKeys),
+		badNames:     newLimiter(o.FailureBurst, o.FailureEvery, maxPasswordKeys),
+		devices:      newLimiter(o.FailureBurst, o.FailureEvery, maxPasswordKeys),
+		gate:         newHashGate(o.HashSlots, o.HashQueue, o.HashWait)}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -13,7 +13,17 @@
 // back in from another device. Join codes are 10 characters of an
 // unambiguous alphabet (about 50 bits), and failed attempts are rate
 // limited per client address, so a code cannot be guessed in the life of a
-// class. The store keeps rejoin codes and passwords only as hashes; a join
+// class. An instructor's wrong passwords are counted before they are
+// hashed, per address and per name, and the hashes that run at once are
+// bounded (each holds 64 MiB), so sign-in cannot be used to take the
+// server down.
+//
+// A sign-in (SignIn) is a record, not just a cookie: a front end's cookie
+// names it, and SignedIn reads it on every request, so a sign-out, a
+// closed class or a removed instructor takes effect on the next request,
+// and whether an instructor is an admin is what the store says now.
+//
+// The store keeps rejoin codes and passwords only as hashes; a join
 // code is kept as is, because the instructor shows it to the room (and
 // again on the dashboard) for as long as the class runs. Neither codes nor
 // passwords are ever logged.

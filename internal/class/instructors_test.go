@@ -3,9 +3,14 @@ package class
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/store"
 )
 
 func TestPasswordHash(t *testing.T) {
@@ -105,5 +110,126 @@ func TestInstructors(t *testing.T) {
 		if bytes.Contains(b, []byte(password)) {
 			t.Errorf("%s holds the password in clear", p)
 		}
+	}
+}
+
+// fakeHasher stands in for argon2id in tests of the limits: it counts the
+// hashes, the most that ran at once, and takes a little time.
+type fakeHasher struct {
+	mu               sync.Mutex
+	running, peak, n int
+}
+
+func (h *fakeHasher) check(encoded, password string) (bool, error) {
+	h.mu.Lock()
+	h.running++
+	h.n++
+	h.peak = max(h.peak, h.running)
+	h.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	h.mu.Lock()
+	h.running--
+	h.mu.Unlock()
+	return encoded == "$fake$"+password, nil
+}
+
+func (h *fakeHasher) counts() (n, peak int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n, h.peak
+}
+
+// newLimitFixture is a fixture whose instructor grace has the password
+// "grace's password" under a fake hash.
+func newLimitFixture(t *testing.T, o Options) (*fixture, *fakeHasher) {
+	t.Helper()
+	f := newFixture(t, o)
+	h := &fakeHasher{}
+	f.svc.check = h.check
+	if err := f.store.CreateInstructor(t.Context(), &store.Instructor{Name: "grace", PasswordHash: "$fake$grace's password"}); err != nil {
+		t.Fatal(err)
+	}
+	return f, h
+}
+
+// TestAttemptsCountedBeforeHashing: 200 wrong passwords sent at once from
+// 10 addresses are counted as they arrive: no address gets more hashes
+// than its allowance, no more hashes run at once than the gate's slot,
+// and the rest are refused with a wait, without hashing.
+func TestAttemptsCountedBeforeHashing(t *testing.T) {
+	t.Parallel()
+	f, h := newLimitFixture(t, Options{FailureBurst: 3, FailureEvery: time.Hour, HashSlots: 1, HashQueue: 4, HashWait: time.Minute})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for i := range 200 {
+		wg.Go(func() {
+			name := []string{"grace", fmt.Sprint("nobody", i)}[i%2]
+			_, err := f.svc.Verify(t.Context(), fmt.Sprint("10.0.0.", i%10), name, "a wrong guess")
+			var wait *WaitError
+			kind := "other: " + fmt.Sprint(err)
+			switch {
+			case errors.Is(err, ErrBadCredentials):
+				kind = "wrong"
+			case errors.As(err, &wait) && wait.Wait > 0:
+				kind = "wait"
+			}
+			mu.Lock()
+			got[kind]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	n, peak := h.counts()
+	if peak != 1 {
+		t.Errorf("hashes at once: got %d, want 1 (the gate's one slot)", peak)
+	}
+	if n != got["wrong"] || n > 10*3 || got["wrong"]+got["wait"] != 200 {
+		t.Errorf("200 attempts: got %v and %d hashes; want only wrong and wait, at most 30 hashed (10 addresses × 3), one hash per wrong", got, n)
+	}
+}
+
+// TestNameLimitAndTrustedBrowser: wrong passwords on a name from many
+// addresses use up the name's attempts, and then the right password from
+// a fresh address is refused without hashing; from a browser that signed
+// in as that name before (Device), it gets in. A device proof for another
+// name counts for nothing.
+func TestNameLimitAndTrustedBrowser(t *testing.T) {
+	t.Parallel()
+	f, h := newLimitFixture(t, Options{FailureBurst: 3, FailureEvery: time.Hour})
+	ctx := t.Context()
+	for i := range 3 {
+		if _, err := f.svc.Verify(ctx, fmt.Sprint("10.0.1.", i), "grace", "guess"); !errors.Is(err, ErrBadCredentials) {
+			t.Fatalf("guess %d: got %v, want ErrBadCredentials", i, err)
+		}
+	}
+	before, _ := h.counts()
+	for _, tt := range []struct {
+		step string
+		at   Attempt
+		want error
+	}{
+		{"fresh address, right password", Attempt{Client: "10.0.2.1", Name: "grace", Password: "grace's password"}, ErrTooManyAttempts},
+		{"device proof for another name", Attempt{Client: "10.0.2.1", Name: "grace", Password: "grace's password", Device: "ada"}, ErrTooManyAttempts},
+		{"another name from a guessing address", Attempt{Client: "10.0.1.0", Name: "ada", Password: "x"}, ErrBadCredentials},
+	} {
+		if _, err := f.svc.SignInInstructor(ctx, tt.at); !errors.Is(err, tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.step, err, tt.want)
+		}
+	}
+	if after, _ := h.counts(); after != before+1 {
+		t.Errorf("hashes for the refused attempts: got %d, want only ada's (1)", after-before)
+	}
+	si, err := f.svc.SignInInstructor(ctx, Attempt{Client: "10.0.2.1", Name: "grace", Password: "grace's password", Device: "grace"})
+	if err != nil || si.Instructor != "grace" || si.ID == "" {
+		t.Fatalf("from grace's own browser: got %+v, %v; want signed in", si, err)
+	}
+	// Her own browser has its own allowance: her typos there count
+	// against it, not against the name.
+	for range 3 {
+		f.svc.SignInInstructor(ctx, Attempt{Client: "10.0.2.1", Name: "grace", Password: "typo", Device: "grace"})
+	}
+	if _, err := f.svc.SignInInstructor(ctx, Attempt{Client: "10.0.2.1", Name: "grace", Password: "grace's password", Device: "grace"}); !errors.Is(err, ErrTooManyAttempts) {
+		t.Errorf("after 3 typos in her browser: got %v, want ErrTooManyAttempts", err)
 	}
 }

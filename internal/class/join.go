@@ -125,12 +125,16 @@ func (s *Service) Membership(ctx context.Context, learner string) (*Joined, erro
 	return joined(c, m), nil
 }
 
-// byCode finds a class by a code with find, counting a miss against
-// client. A client with too many misses is refused before the lookup, so
-// the answer does not depend on whether its code is right.
+// byCode finds a class by a code with find, counting the attempt
+// against client before the lookup, so codes sent at once are counted as
+// they arrive; a right code gives its attempt back. A client out of
+// attempts is refused before the lookup, so the answer does not depend
+// on whether its code is right.
 func (s *Service) byCode(ctx context.Context, client, code string, find func(context.Context, string) (store.Class, error)) (store.Class, error) {
 	now := s.now()
-	if d := s.fails.wait(client, now); d > 0 {
+	key := clientKey(client)
+	if d := s.fails.take(key, now); d > 0 {
+		s.log.Info("code refused: too many wrong codes", "client", client)
 		return store.Class{}, &WaitError{Wait: d}
 	}
 	code = normalizeCode(code)
@@ -139,12 +143,16 @@ func (s *Service) byCode(ctx context.Context, client, code string, find func(con
 	if code != "" && len(code) <= 64 {
 		c, err = find(ctx, code)
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		s.fails.fail(client, now)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		s.log.Info("wrong code", "client", client)
 		return c, fmt.Errorf("%w: check the code and try again", ErrBadCode)
+	case err != nil:
+		s.fails.refund(key, now)
+		return c, err
 	}
-	return c, err
+	s.fails.refund(key, now)
+	return c, nil
 }
 
 // windowOpen checks that c is not closed and that now is inside its

@@ -1,10 +1,9 @@
 package class
 
 import (
+	"net"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 )
 
 // Defaults for the limit on failed attempts per client.
@@ -15,70 +14,132 @@ const (
 	DefaultFailureBurst = 10
 	// DefaultFailureEvery is how often a client earns one more attempt.
 	DefaultFailureEvery = 6 * time.Second
-	// maxClients bounds the memory the limiter holds; beyond it, clients
-	// whose allowance is full again are forgotten first.
-	maxClients = 100_000
+	// maxClients bounds the keys the codes' limiter holds, and
+	// maxPasswordKeys each of the password limiters' (a key and its
+	// bucket cost about 150 bytes: at most 15 MB and 1.5 MB).
+	maxClients      = 100_000
+	maxPasswordKeys = 10_000
 )
 
-// limiter counts failed attempts per client (the caller's address as the
-// front end sees it) with a token bucket each: a failure takes a token,
-// and a client without one is refused until a token comes back. Successes
-// cost nothing, so a learner who types the right code is never slowed.
+// limiter counts attempts per key (a client's address, an instructor's
+// name) with a token bucket each. An attempt takes a token before it is
+// evaluated, so attempts sent at once are counted as they arrive, not
+// when they fail; a key without a token is refused until one comes back.
+// A success gives its token back, so a learner who types the right code
+// is never slowed.
 type limiter struct {
-	mu      sync.Mutex
-	every   time.Duration
-	burst   int
-	clients map[string]*rate.Limiter
+	mu    sync.Mutex
+	every time.Duration
+	burst int
+	max   int
+	keys  map[string]*bucket
 }
 
-func newLimiter(burst int, every time.Duration) *limiter {
-	return &limiter{every: every, burst: burst, clients: map[string]*rate.Limiter{}}
+// bucket holds tokens as of at.
+type bucket struct {
+	tokens float64
+	at     time.Time
 }
 
-// wait returns how long client must wait before its next attempt; zero
-// when it may try now.
-func (l *limiter) wait(client string, now time.Time) time.Duration {
+func newLimiter(burst int, every time.Duration, max int) *limiter {
+	return &limiter{every: every, burst: burst, max: max, keys: map[string]*bucket{}}
+}
+
+// level is b's tokens at now.
+func (l *limiter) level(b *bucket, now time.Time) float64 {
+	t := b.tokens
+	if d := now.Sub(b.at); d > 0 {
+		t += float64(d) / float64(l.every)
+	}
+	return min(t, float64(l.burst))
+}
+
+// wait returns how long key must wait before its next attempt; zero when
+// it may try now.
+func (l *limiter) wait(key string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.clients[client]
-	if !ok {
-		return 0
-	}
-	if t := b.TokensAt(now); t < 1 {
-		// Whole seconds, rounded up: what a person is told to wait.
-		d := time.Duration((1 - t) * float64(l.every))
-		return (d + time.Second - 1).Truncate(time.Second)
+	if b, ok := l.keys[key]; ok {
+		return l.waitFor(l.level(b, now))
 	}
 	return 0
 }
 
-// fail records a failed attempt by client.
-func (l *limiter) fail(client string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.clients[client]
-	if !ok {
-		if len(l.clients) >= maxClients {
-			l.prune(now)
-		}
-		for k := range l.clients {
-			if len(l.clients) < maxClients {
-				break
-			}
-			delete(l.clients, k)
-		}
-		b = rate.NewLimiter(rate.Every(l.every), l.burst)
-		l.clients[client] = b
+// waitFor is the wait until a bucket at level t holds a token, in whole
+// seconds rounded up: what a person is told, and what Retry-After says.
+func (l *limiter) waitFor(t float64) time.Duration {
+	if t >= 1 {
+		return 0
 	}
-	b.AllowN(now, 1)
+	d := time.Duration((1 - t) * float64(l.every))
+	return (d + time.Second - 1).Truncate(time.Second)
 }
 
-// prune forgets clients whose allowance is full again: they are no
-// different from a client never seen.
+// take spends one of key's attempts. When key has none it takes nothing
+// and returns how long to wait.
+func (l *limiter) take(key string, now time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.keys[key]
+	if !ok {
+		l.makeRoom(now)
+		b = &bucket{tokens: float64(l.burst), at: now}
+		l.keys[key] = b
+	}
+	t := l.level(b, now)
+	if t < 1 {
+		return l.waitFor(t)
+	}
+	b.tokens, b.at = t-1, now
+	return 0
+}
+
+// refund gives back an attempt take spent: a success costs nothing, nor
+// does an attempt that was never evaluated.
+func (l *limiter) refund(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.keys[key]; ok {
+		b.tokens, b.at = min(l.level(b, now)+1, float64(l.burst)), now
+	}
+}
+
+// makeRoom keeps the map under its bound: first it forgets keys whose
+// allowance is full again (they are no different from a key never seen);
+// if that frees less than a tenth, it forgets any keys down to nine
+// tenths, so that a flood of new keys costs one scan per tenth of the
+// map, not one per key. Forgetting a key gives it back its attempts:
+// under such a flood it is the hashing gate, not this count, that keeps
+// the server up.
+func (l *limiter) makeRoom(now time.Time) {
+	if len(l.keys) < l.max {
+		return
+	}
+	l.prune(now)
+	for k := range l.keys {
+		if len(l.keys) <= l.max*9/10 {
+			break
+		}
+		delete(l.keys, k)
+	}
+}
+
+// prune forgets keys whose allowance is full again.
 func (l *limiter) prune(now time.Time) {
-	for k, b := range l.clients {
-		if b.TokensAt(now) >= float64(l.burst) {
-			delete(l.clients, k)
+	for k, b := range l.keys {
+		if l.level(b, now) >= float64(l.burst) {
+			delete(l.keys, k)
 		}
 	}
+}
+
+// clientKey is the key a client's address is counted under: the address
+// itself, or for IPv6 its /64, which one subscriber usually holds whole
+// (counting single IPv6 addresses would give them 2^64 allowances).
+func clientKey(client string) string {
+	ip := net.ParseIP(client)
+	if ip == nil || ip.To4() != nil {
+		return client
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

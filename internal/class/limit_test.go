@@ -8,25 +8,38 @@ import (
 
 func TestLimiter(t *testing.T) {
 	t.Parallel()
-	l := newLimiter(2, 10*time.Second)
+	l := newLimiter(2, 10*time.Second, 100)
 	now := monday9
 	for _, tt := range []struct {
 		step     string
-		fail     bool
+		take     bool
+		refund   bool
 		after    time.Duration
+		wantTake time.Duration
 		wantWait time.Duration
 	}{
-		{"new client", false, 0, 0},
-		{"one failure", true, 0, 0},
-		{"two failures", true, 0, 10 * time.Second},
-		{"4 s later", false, 4 * time.Second, 6 * time.Second},
-		{"6.5 s later", false, 2500 * time.Millisecond, 4 * time.Second}, // 3.5 s, rounded up
-		{"a token back", false, 4 * time.Second, 0},
-		{"fails again at once", true, 0, 10 * time.Second},
+		{step: "new client"},
+		{step: "one attempt", take: true},
+		{step: "two attempts", take: true, wantWait: 10 * time.Second},
+		{step: "a third is refused, taking nothing", take: true, wantTake: 10 * time.Second, wantWait: 10 * time.Second},
+		{step: "4 s later", after: 4 * time.Second, wantWait: 6 * time.Second},
+		{step: "6.5 s later", after: 2500 * time.Millisecond, wantWait: 4 * time.Second}, // 3.5 s, rounded up
+		{step: "a token back", after: 4 * time.Second},
+		{step: "takes it at once", take: true, wantWait: 10 * time.Second},
+		{step: "a success gives it back", refund: true},
+		{step: "refunds never exceed the burst", refund: true},
+		{step: "so two attempts are left", take: true},
+		{step: "and then none", take: true, wantWait: 10 * time.Second},
 	} {
 		now = now.Add(tt.after)
-		if tt.fail {
-			l.fail("c", now)
+		if tt.take {
+			if got := l.take("c", now); got != tt.wantTake {
+				t.Errorf("%s: take: got wait %v, want %v", tt.step, got, tt.wantTake)
+			}
+		}
+		if tt.refund {
+			l.refund("c", now)
+			l.refund("c", now)
 		}
 		if got := l.wait("c", now); got != tt.wantWait {
 			t.Errorf("%s: wait %v, want %v", tt.step, got, tt.wantWait)
@@ -35,11 +48,57 @@ func TestLimiter(t *testing.T) {
 	if got := l.wait("other", now); got != 0 {
 		t.Errorf("another client: wait %v, want 0", got)
 	}
-	// Clients whose allowance is full again are forgotten when the map
+	// Keys whose allowance is full again are forgotten when the map
 	// must make room.
 	l.prune(now.Add(time.Minute))
-	if len(l.clients) != 0 {
-		t.Errorf("after prune: %d clients kept, want 0", len(l.clients))
+	if len(l.keys) != 0 {
+		t.Errorf("after prune: %d keys kept, want 0", len(l.keys))
+	}
+}
+
+// TestLimiterBounded: a flood of new keys (addresses, names) keeps the
+// map under its bound, and keys that are still draining are kept while
+// full ones can go.
+func TestLimiterBounded(t *testing.T) {
+	t.Parallel()
+	l := newLimiter(2, time.Minute, 1000)
+	now := monday9
+	l.take("attacker", now)
+	l.take("attacker", now)
+	for i := range 10_000 {
+		// Each key spends one of its two attempts: none is full again.
+		l.take(fmt.Sprint("10.0.", i/256, ".", i%256), now)
+		if len(l.keys) > 1000 {
+			t.Fatalf("after %d keys: %d held, want at most 1000", i+1, len(l.keys))
+		}
+	}
+	l2 := newLimiter(2, time.Minute, 1000)
+	l2.take("attacker", now)
+	l2.take("attacker", now)
+	for i := range 10_000 {
+		// Full again at once: these are pruned, the attacker is not.
+		k := fmt.Sprint("k", i)
+		l2.take(k, now)
+		l2.refund(k, now)
+	}
+	if got := l2.wait("attacker", now); got != time.Minute {
+		t.Errorf("the draining key after a flood of full ones: wait %v, want 1m", got)
+	}
+}
+
+func TestClientKey(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"10.0.0.1", "10.0.0.1"},
+		{"2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2:bbbb::7", "2001:db8:1:2::/64"},
+		{"2001:db8:1:3::1", "2001:db8:1:3::/64"},
+		{"::ffff:10.0.0.1", "::ffff:10.0.0.1"},
+		{"not an address", "not an address"},
+	} {
+		if got := clientKey(tt.in); got != tt.want {
+			t.Errorf("clientKey(%q): got %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
 

@@ -172,7 +172,9 @@ func (s *Service) checkLabs(labs []string) error {
 }
 
 // Close closes a class: it admits nobody from now on, learners who joined
-// included. Closing a closed class does nothing.
+// included, and signs its learners out (for good: reopening the class
+// lets them rejoin, not back in on their old cookies). Closing a closed
+// class does nothing.
 func (s *Service) Close(ctx context.Context, a Actor, name string) (*Class, error) {
 	c, err := s.managed(ctx, a, name)
 	if err != nil {
@@ -183,7 +185,13 @@ func (s *Service) Close(ctx context.Context, a Actor, name string) (*Class, erro
 		if err := s.o.Store.UpdateClass(ctx, &c); err != nil {
 			return nil, s.storeErr(err, name)
 		}
-		s.log.Info("class closed", "class", c.Name, "by", a.Name)
+		// A sign-in made as the class closed is refused all the same:
+		// SignedIn reads whether the class is closed.
+		n, err := s.o.Store.DeleteClassSignIns(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		s.log.Info("class closed", "class", c.Name, "by", a.Name, "signedOut", n)
 	}
 	return s.view(ctx, c)
 }
