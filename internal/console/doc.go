@@ -32,8 +32,8 @@
 //     of those that follow.
 //   - redact.go: Redact masks the secret values a command line carries
 //     (--from-literal values, --docker-password, --token, credential
-//     environment values, the patch of a Secret) before the line is kept
-//     anywhere a person other than the learner reads.
+//     environment values, a URL's password, the patch of a Secret) before
+//     the line is kept anywhere a person other than the learner reads.
 //   - sandbox.go: where bubblewrap works, the command runs in a root of its
 //     own that holds kubectl, its directory and a few /etc files only, so
 //     even an allowed command cannot read the server's files.

@@ -41,9 +41,11 @@ var secretName = regexp.MustCompile(`(?i)pass|pwd|secret|token|key|cred|auth|pri
 // Redact returns line with the secret values it carries replaced by Mask,
 // and those values: --from-literal=key=VALUE keeps its key, the whole
 // value of --docker-password, --token, --password and --client-key goes,
-// as do environment values with credential names (run --env, set env) and
-// the patch of a Secret. The rest of the line is left as typed; a word
-// that changes is written again, quoted where it needs quotes.
+// as do environment values with credential names (run --env, set env, env
+// in a container's command), the patch of a Secret and the password of a
+// URL (postgresql://app:***@demo-rw/app). The rest of the line is left as
+// typed; a word that changes is written again, quoted where it needs
+// quotes.
 //
 // It reads the line as the console does (see Split) but never refuses
 // one: lines with shell syntax, unbalanced quotes or flags the console
@@ -125,8 +127,11 @@ func (r *redaction) read() {
 		t := r.texts[i]
 		switch {
 		case t == "--":
-			// What follows is a container's command, not kubectl's.
-			i = len(r.texts)
+			// What follows is a container's command, not kubectl's:
+			// only its NAME=value words (env PGPASSWORD=…) are read.
+			for i++; i < len(r.texts); i++ {
+				r.envWord(i)
+			}
 		case strings.HasPrefix(t, "-") && t != "-":
 			i += r.flags(i, node)
 		default:
@@ -139,11 +144,45 @@ func (r *redaction) read() {
 			i++
 		}
 	}
-	r.positionalEnv()
+	if slices.Equal(r.path, []string{"set", "env"}) {
+		for _, i := range r.positional {
+			r.envWord(i)
+		}
+	}
 	if len(r.path) > 0 && r.path[0] == "patch" && r.patchesSecret() {
 		for _, v := range r.patches {
 			r.mask(v, "", v.value)
 		}
+	}
+	for i := range r.texts {
+		r.urlPassword(i)
+	}
+}
+
+// envWord masks a NAME=value word whose name looks secret: an argument of
+// kubectl set env, or of env in a container's command.
+func (r *redaction) envWord(i int) {
+	if key, value, ok := strings.Cut(r.texts[i], "="); ok && secretName.MatchString(key) {
+		r.mask(valueAt{index: i, value: r.texts[i]}, key+"=", value)
+	}
+}
+
+// urlPassword matches the password of a URL's user information:
+// postgresql://app:PASSWORD@demo-rw/app.
+var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*:)([^@/\s]+)@`)
+
+// urlPassword masks the passwords of URLs in word i, wherever the word is:
+// a connection string in a container's command or an environment value.
+func (r *redaction) urlPassword(i int) {
+	text := r.texts[i]
+	if e, ok := r.edits[i]; ok {
+		text = e
+	}
+	for _, m := range urlPassword.FindAllStringSubmatch(text, -1) {
+		r.secrets = append(r.secrets, m[2])
+	}
+	if masked := urlPassword.ReplaceAllString(text, "${1}"+Mask+"@"); masked != text {
+		r.edits[i] = masked
 	}
 }
 
@@ -189,19 +228,6 @@ func (r *redaction) apply(rule secretRule, v valueAt) {
 		}
 	case secretPatch:
 		r.patches = append(r.patches, v)
-	}
-}
-
-// positionalEnv masks NAME=value arguments of kubectl set env whose name
-// looks secret.
-func (r *redaction) positionalEnv() {
-	if !slices.Equal(r.path, []string{"set", "env"}) {
-		return
-	}
-	for _, i := range r.positional {
-		if key, value, ok := strings.Cut(r.texts[i], "="); ok && secretName.MatchString(key) {
-			r.mask(valueAt{index: i, value: r.texts[i]}, key+"=", value)
-		}
 	}
 }
 

@@ -70,7 +70,15 @@ func TestRedact(t *testing.T) {
 		{"kubectl logs demo-0 -p", "kubectl logs demo-0 -p", nil},
 		{"kubectl auth can-i update statefulsets --as=system:serviceaccount:oplab-system:pg-operator -n default",
 			"kubectl auth can-i update statefulsets --as=system:serviceaccount:oplab-system:pg-operator -n default", nil},
-		{"kubectl create deployment web --image=nginx -- env PASSWORD=x", "kubectl create deployment web --image=nginx -- env PASSWORD=x", nil},
+		{"kubectl create deployment web --image=nginx -- sleep 3600", "kubectl create deployment web --image=nginx -- sleep 3600", nil},
+		// A container's command: its environment and connection strings.
+		{"kubectl create deployment web --image=postgres -- env PGPASSWORD=hunter2 PGUSER=app psql",
+			"kubectl create deployment web --image=postgres -- env PGPASSWORD=*** PGUSER=app psql", []string{"hunter2"}},
+		{"kubectl exec demo-0 -- psql postgresql://postgres:hunter2@localhost:5432/app -c 'select 1'",
+			"kubectl exec demo-0 -- psql postgresql://postgres:***@localhost:5432/app -c 'select 1'", []string{"hunter2"}},
+		{"kubectl run tmp --image=app --env=DATABASE_URL=postgres://app:hunter2@demo-rw/app",
+			"kubectl run tmp --image=app --env=DATABASE_URL=postgres://app:***@demo-rw/app", []string{"hunter2"}},
+		{"kubectl get --raw /api/v1/namespaces", "kubectl get --raw /api/v1/namespaces", nil},
 	}
 	for _, tt := range tests {
 		got, secrets := Redact(tt.line)
