@@ -311,6 +311,16 @@ func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec Ho
 	return r.StartHostProcess(ctx, cluster, spec)
 }
 
+// HostProgram returns the path by which the cluster's host processes run
+// the program at path (see providers.HostProcessRunner).
+func (p *Provider) HostProgram(ctx context.Context, cluster, path string) (string, error) {
+	r, ok := p.backend.(providers.HostProcessRunner)
+	if !ok {
+		return "", fmt.Errorf("host program %s: %w", path, ErrUnsupported)
+	}
+	return r.HostProgram(ctx, cluster, path)
+}
+
 // StopHostProcess stops a process started with StartHostProcess.
 func (p *Provider) StopHostProcess(ctx context.Context, cluster, name string) error {
 	r, ok := p.backend.(providers.HostProcessRunner)

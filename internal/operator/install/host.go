@@ -36,6 +36,7 @@ import (
 type HostRunner interface {
 	StartHostProcess(ctx context.Context, cluster string, spec cluster.HostProcess) error
 	StopHostProcess(ctx context.Context, cluster, name string) error
+	HostProgram(ctx context.Context, cluster, path string) (string, error)
 }
 
 // Host runs the operator as a host process, for clusters whose pods run no
@@ -55,7 +56,10 @@ type Host struct {
 	// away in a lab).
 	AdminKubeconfig string
 	// Dir receives the operator's kubeconfig, token and log. It is made
-	// private to the user; it belongs to the cluster and goes with it.
+	// private to the user; it belongs to the cluster and goes with it. On a
+	// contained cluster it must be inside the cluster's directory (as
+	// ForCluster makes it, beside the admin kubeconfig): the operator sees
+	// no other.
 	Dir string
 	// TokenTTL is the lifetime asked for the ServiceAccount token;
 	// DefaultTokenTTL when zero. hostpod mints a new token when four fifths
@@ -115,6 +119,15 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	if err := os.Chmod(h.Dir, 0o700); err != nil {
 		return nil, err
 	}
+	// A contained cluster runs only programs it can see.
+	hostpodPath, err := h.Runner.HostProgram(ctx, h.Cluster, h.HostPod)
+	if err != nil {
+		return nil, fmt.Errorf("operator host process: %w", err)
+	}
+	operatorPath, err := h.Runner.HostProgram(ctx, h.Cluster, h.Operator)
+	if err != nil {
+		return nil, fmt.Errorf("operator host process: %w", err)
+	}
 	tokenPath, kubeconfig, logPath, previous, hostpodLog := h.paths()
 	cs, err := kubernetes.NewForConfig(in.cfg)
 	if err != nil {
@@ -161,7 +174,7 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	}
 	spec := cluster.HostProcess{
 		Name: hostProcessName,
-		Path: h.HostPod,
+		Path: hostpodPath,
 		Args: append([]string{
 			"-kubeconfig", h.AdminKubeconfig,
 			"-namespace", Namespace,
@@ -171,7 +184,7 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 			"-token-file", tokenPath,
 			"-service-account", ServiceAccount,
 			"-token-ttl", h.tokenTTL().String(),
-			"--", h.Operator,
+			"--", operatorPath,
 		}, args...),
 		Env: []string{
 			"KUBECONFIG=" + kubeconfig,

@@ -51,7 +51,8 @@ func TestInstallHostProcess(t *testing.T) {
 	defer cancel()
 	host := &Host{
 		Runner: c.Provider, Cluster: c.Name, Operator: operator, HostPod: hostpod, AdminKubeconfig: c.Kubeconfig,
-		Dir: filepath.Join(t.TempDir(), "pg-operator"), TokenTTL: time.Hour,
+		// In the cluster's directory: a contained cluster sees no other.
+		Dir: filepath.Join(filepath.Dir(c.Kubeconfig), "pg-operator"), TokenTTL: time.Hour,
 	}
 
 	in := New(c.Config, Options{Host: host, Values: map[string]any{"instanceMode": "simulated"}})

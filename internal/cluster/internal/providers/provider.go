@@ -38,6 +38,11 @@ type HostProcessRunner interface {
 	// StopHostProcess stops the named process; stopping one that does not
 	// run is not an error.
 	StopHostProcess(ctx context.Context, cluster, name string) error
+	// HostProgram makes the program at path runnable by the cluster's host
+	// processes and returns the path they run it by: a contained cluster
+	// sees only its own files and its provider's programs, so another
+	// program is copied into the cluster's directory.
+	HostProgram(ctx context.Context, cluster, path string) (string, error)
 }
 
 // ImageLoader is implemented by providers whose nodes run real containers

@@ -148,17 +148,60 @@ func (p *Provider) command(st *clusterState, dir, limits, prog string, args []st
 }
 
 // checkInCell refuses a program a cell cannot run: only the bin directory
-// is in a cell's file system.
-func (p *Provider) checkInCell(st *clusterState, prog string) error {
+// and the cluster's own directory are in a cell's file system.
+func (p *Provider) checkInCell(st *clusterState, dir, prog string) error {
 	if st.Cell == nil {
 		return nil
 	}
 	rel, err := filepath.Rel(p.binDir, prog)
-	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("%s is not in %s, the only programs a contained cluster can run", prog, p.binDir)
+	inBin := err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+	rel, err = filepath.Rel(dir, prog)
+	inDir := err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+	if !inBin && !inDir {
+		return fmt.Errorf("%s is neither in %s nor in the cluster's directory: a contained cluster cannot run it (see HostProgram)", prog, p.binDir)
 	}
 	if _, err := os.Stat(prog); err != nil {
 		return err
 	}
 	return nil
+}
+
+// HostProgram returns path when the cluster's processes can run it (the
+// cluster has no cell, or path is in the bin directory, which every cell
+// sees); otherwise it copies the program into the cluster's directory and
+// returns the copy's path. A copy, not a link: the cell may write to its
+// own directory, and must not be able to change a program the host runs.
+func (p *Provider) HostProgram(ctx context.Context, cluster, path string) (string, error) {
+	st, dir, unlock, err := p.lockedState(cluster)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if st.Cell == nil || p.checkInCell(st, dir, path) == nil {
+		return path, nil
+	}
+	src, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	progs := filepath.Join(dir, "run", "programs")
+	if err := os.MkdirAll(progs, 0o700); err != nil {
+		return "", err
+	}
+	dst := filepath.Join(progs, filepath.Base(path))
+	if fi, err := os.Stat(dst); err == nil && fi.Size() == src.Size() && fi.ModTime().Equal(src.ModTime()) {
+		return dst, nil
+	}
+	tmp := dst + ".new"
+	os.Remove(tmp) // left by a copy that was interrupted
+	if err := copyFile(path, tmp); err != nil {
+		return "", fmt.Errorf("copy %s into the cell: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o500); err != nil {
+		return "", err
+	}
+	if err := os.Chtimes(tmp, src.ModTime(), src.ModTime()); err != nil {
+		return "", err
+	}
+	return dst, os.Rename(tmp, dst)
 }

@@ -51,7 +51,7 @@ func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec pr
 	if rec.Log == "" {
 		rec.Log = layout{dir}.log(spec.Name)
 	}
-	if err := p.checkInCell(st, spec.Path); err != nil {
+	if err := p.checkInCell(st, dir, spec.Path); err != nil {
 		return fmt.Errorf("start %s: %w", spec.Name, err)
 	}
 	path, args, err := p.command(st, dir, "", spec.Path, spec.Args)
