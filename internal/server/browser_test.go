@@ -133,11 +133,21 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains("#clock", "Recovered in 1.7s"),
 		chromedp.WaitVisible(`#quiz-panel`),
 		sh.take("checked"))
-	sh.step(t, ctx, "answer the quiz",
+	sh.step(t, ctx, "an unanswered quiz is not sent",
 		chromedp.WaitVisible(`#quiz-form input[value="a"]`),
+		textContains("#quiz-form .standing", "Your first submission is your grade."),
+		chromedp.Click(`#quiz-form button[type="submit"]`),
+		textContains("#quiz-form .score", "Answer every question before you submit."))
+	if calls := strings.Join(app.calls, "\n"); strings.Contains(calls, "answer alice-2") {
+		t.Errorf("an unanswered quiz was sent: got calls %q", app.calls)
+	}
+	sh.step(t, ctx, "answer the quiz",
 		chromedp.Click(`#quiz-form input[value="a"]`),
 		chromedp.Click(`#quiz-form button[type="submit"]`),
 		textContains("#quiz-form .score", "1 of 1 correct"),
+		textContains("#quiz-form .verdict", "Correct. The operator elects the most advanced replica."),
+		textContains("#quiz-form .standing", "Your grade is final."),
+		chromedp.WaitVisible(`#quiz-form button[type="submit"][disabled]`),
 		sh.take("quiz"))
 	if !strings.Contains(strings.Join(app.calls, "\n"), "answer alice-2 map[q1:[a]]") {
 		t.Errorf("quiz answers sent: got calls %q, want q1=a", app.calls)

@@ -1,5 +1,7 @@
-// The quiz: questions without their answers; the server grades a
-// submission and only then says what was right.
+// The quiz: questions without their answers. The server grades a
+// submission, decides whether it counts, and shows the right answers and
+// explanations only once the grade is final; this page renders what it
+// is told.
 
 import { call, el, t, text } from './api.js';
 
@@ -21,8 +23,46 @@ export async function quizForm(form, sessionID) {
     return el('fieldset', { 'data-question': qq.id }, ...kids);
   });
   const submit = el('button', { type: 'submit', class: 'primary' }, t('quiz.submit'));
+  const standing = el('p', { class: 'standing' });
   const score = el('p', { class: 'score', 'aria-live': 'polite' });
-  form.replaceChildren(el('h3', {}, text(q.title)), ...items, submit, score);
+  form.replaceChildren(el('h3', {}, text(q.title)), standing, ...items, submit, score);
+
+  // expected names the right answer: a choice's text, or the value read
+  // from the cluster.
+  const expected = (qq, ids) => ids.map((id) => {
+    const c = (qq?.choices ?? []).find((ch) => ch.id === id);
+    return c ? `${id}) ${text(c.text)}` : id;
+  }).join('; ');
+
+  // show renders a grade: right or wrong per question and, when the
+  // server sent them (a final grade), the answer and explanation.
+  const show = (g, final, attempt, attempts) => {
+    for (const qr of g.questions ?? []) {
+      const fs = form.querySelector(`[data-question="${CSS.escape(qr.id)}"]`);
+      if (!fs) continue;
+      fs.classList.toggle('correct', qr.correct);
+      fs.classList.toggle('wrong', !qr.correct);
+      const parts = [qr.correct ? t('quiz.correct') : t('quiz.wrong')];
+      if (!qr.correct && qr.expected?.length) {
+        parts.push(t('quiz.expected', { answer: expected(q.questions.find((x) => x.id === qr.id), qr.expected) }));
+      }
+      if (qr.explanation) parts.push(text(qr.explanation));
+      if (qr.error) parts.push(`(${qr.error})`);
+      fs.querySelector('.verdict').textContent = parts.join(' ');
+    }
+    score.textContent = t('quiz.score', { correct: g.correct, total: g.total });
+    standing.textContent = final ? t('quiz.final') : t('quiz.attempt', { attempt, attempts });
+    submit.disabled = final;
+  };
+
+  if (q.grade) {
+    show(q.grade, q.final, q.attempt, q.attempts);
+  } else if (q.attempts > 1) {
+    standing.textContent = t('quiz.attempts', { attempts: q.attempts });
+  } else {
+    standing.textContent = t('quiz.once');
+  }
+
   form.onsubmit = async (e) => {
     e.preventDefault();
     const answers = {};
@@ -32,18 +72,17 @@ export async function quizForm(form, sessionID) {
         .filter((i) => (i.type === 'text' ? i.value.trim() : i.checked))
         .map((i) => (i.type === 'text' ? i.value.trim() : i.value));
     }
+    // The server refuses a partial submission too; saying so here saves
+    // the round trip.
+    if (Object.values(answers).some((a) => a.length === 0)) {
+      score.textContent = t('quiz.incomplete');
+      return;
+    }
     submit.disabled = true;
     try {
       const r = await call('POST', `${base}/quiz`, { answers });
-      for (const qr of r.questions ?? []) {
-        const fs = form.querySelector(`[data-question="${CSS.escape(qr.id)}"]`);
-        fs.classList.toggle('correct', qr.correct);
-        fs.classList.toggle('wrong', !qr.correct);
-        const v = fs.querySelector('.verdict');
-        v.textContent = `${qr.correct ? t('quiz.correct') : t('quiz.wrong')} ${text(qr.explanation)}`;
-        if (qr.error) v.textContent += ` (${qr.error})`;
-      }
-      score.textContent = t('quiz.score', { correct: r.correct, total: r.total });
+      show(r, r.final, r.attempt, r.attempts);
+      if (!r.graded) score.textContent = `${t('quiz.notGraded')} ${score.textContent}`;
     } catch (err) {
       score.textContent = err.message;
       submit.disabled = false;
