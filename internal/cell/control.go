@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -58,8 +59,16 @@ func CloseForwards(ctx context.Context, dir, name string) error {
 
 // request sends req (with file, if any) to the cell of dir.
 func request(ctx context.Context, dir string, req controlRequest, file *os.File) error {
+	// A socket's path may not be longer than about 100 bytes, and a
+	// cluster's directory can be deep: the socket is reached through a
+	// descriptor of its directory, whose /proc path is short.
+	sockDir, err := os.Open(filepath.Dir(controlPath(dir)))
+	if err != nil {
+		return err
+	}
+	defer sockDir.Close()
 	var d net.Dialer
-	c, err := d.DialContext(ctx, "unix", controlPath(dir))
+	c, err := d.DialContext(ctx, "unix", fmt.Sprintf("/proc/self/fd/%d/%s", sockDir.Fd(), filepath.Base(controlPath(dir))))
 	if err != nil {
 		return err
 	}

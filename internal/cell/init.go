@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -133,8 +134,14 @@ func runInit(ctx context.Context, args []string, stderr io.Writer) error {
 			return err
 		}
 	}
-	os.Remove(*control)
-	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: *control, Net: "unix"})
+	// Bound by a relative name from its directory: the whole path may be
+	// longer than a socket's name can be.
+	if err := os.Chdir(filepath.Dir(*control)); err != nil {
+		return fmt.Errorf("control socket: %w", err)
+	}
+	name := filepath.Base(*control)
+	os.Remove(name)
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: name, Net: "unix"})
 	if err != nil {
 		return fmt.Errorf("control socket: %w", err)
 	}

@@ -23,6 +23,9 @@ func newServeCmd(g *globals) *cobra.Command {
 		warm   app.PoolOptions
 		admit  app.Admission
 		limits console.Limits
+		// insecure serves strangers even where their clusters cannot be
+		// contained.
+		insecure bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -30,7 +33,13 @@ func newServeCmd(g *globals) *cobra.Command {
 		Long: `Start the lab server. It listens on 127.0.0.1 only, unless --addr says
 otherwise, and prints a sign-in link with a one-time token: open it in a
 browser. Labs started in the browser are the same sessions the lab
-commands act on, so oplab lab check works on them too.`,
+commands act on, so oplab lab check works on them too.
+
+Each learner's cluster runs in a cell of its own (bubblewrap namespaces),
+so that what a learner makes their cluster do cannot reach this machine.
+Where cells cannot be made, oplab serve says so and serves only this
+machine's own learner on loopback, without classes, unless
+--insecure-clusters is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -41,6 +50,13 @@ commands act on, so oplab lab check works on them too.`,
 				return err
 			}
 			defer a.Close()
+			serving, err := a.CheckServe(addr, insecure)
+			if err != nil {
+				return err
+			}
+			if serving.Warning != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), serving.Warning)
+			}
 			// Sessions an oplab left behind when it stopped are failed and
 			// their clusters deleted before anyone is served.
 			rep, err := a.Recover(ctx)
@@ -68,6 +84,7 @@ commands act on, so oplab lab check works on them too.`,
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().BoolVar(&insecure, "insecure-clusters", false, "serve classes and other addresses than loopback even where learners' clusters cannot be contained (no bubblewrap or user namespaces): any learner can then read and change this machine's files")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
 	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
 	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")

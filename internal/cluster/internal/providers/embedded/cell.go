@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -204,4 +205,26 @@ func (p *Provider) HostProgram(ctx context.Context, cluster, path string) (strin
 		return "", err
 	}
 	return dst, os.Rename(tmp, dst)
+}
+
+// leaf follows pid's only child down to the process that has none: the
+// program that an nsenter runs in a cell, or a cell's first process under
+// bwrap. A process with no child, or several, is its own leaf.
+func leaf(pid int) int {
+	for range 4 {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + strconv.Itoa(pid) + "/children")
+		if err != nil {
+			return pid
+		}
+		f := strings.Fields(string(data))
+		if len(f) != 1 {
+			return pid
+		}
+		child, err := strconv.Atoi(f[0])
+		if err != nil {
+			return pid
+		}
+		pid = child
+	}
+	return pid
 }

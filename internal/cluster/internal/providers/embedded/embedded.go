@@ -542,6 +542,11 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 		wg.Go(func() {
 			cs := providers.ComponentStatus{Name: rec.Name, Process: cmp.Or(rec.Process, rec.Name), PID: rec.PID, Log: rec.Log}
 			cs.Alive = p.reaper.alive(rec.PID, l.dir)
+			if st.Cell != nil && cs.Alive {
+				// The record is the nsenter (or bwrap) that runs the
+				// program in the cell; callers measure the program.
+				cs.PID = leaf(rec.PID)
+			}
 			switch {
 			case !cs.Alive:
 				cs.Detail = "not running"

@@ -1,0 +1,62 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"net"
+)
+
+// ErrUncontained is returned (wrapped) when oplab would serve strangers
+// while their clusters cannot be contained on this machine.
+var ErrUncontained = errors.New("learners' clusters cannot be contained on this machine")
+
+// Serving says how a server may serve, given whether its provider contains
+// learners' clusters (see cluster.Provider.Contained).
+type Serving struct {
+	// Contained: every learner's cluster runs inside walls of its own.
+	Contained bool
+	// Classes: classes may be created and joined. Without containment a
+	// learner could read this machine's files, the store and the key that
+	// signs every cookie, so classes — strangers — need InsecureClusters.
+	Classes bool
+	// Warning, when set, is one line to print at start-up.
+	Warning string
+}
+
+// CheckServe decides whether a server may listen on addr, and whether it
+// may serve classes. Where clusters are contained it may do both. Where
+// they are not, it serves only a learner on this machine (a loopback
+// address, no classes), unless insecure — `oplab serve --insecure-clusters`
+// — says the operator accepts that any learner can reach the machine.
+func (a *App) CheckServe(addr string, insecure bool) (Serving, error) {
+	ok, why := a.Clusters.Contained()
+	if ok {
+		return Serving{Contained: true, Classes: true}, nil
+	}
+	reason := "unknown reason"
+	if why != nil {
+		reason = why.Error()
+	}
+	if insecure {
+		return Serving{Classes: true, Warning: fmt.Sprintf(
+			"WARNING: --insecure-clusters: learners' clusters run unconfined (%s): any learner can read and change this machine's files, the store and the server's key", reason)}, nil
+	}
+	if !loopback(addr) {
+		return Serving{}, fmt.Errorf("%w (%s): install bubblewrap (Debian: apt-get install bubblewrap) to serve %s, or serve on 127.0.0.1, or pass --insecure-clusters to serve anyway", ErrUncontained, reason, addr)
+	}
+	return Serving{Warning: fmt.Sprintf(
+		"warning: learners' clusters cannot be contained here (%s); serving this machine's own learner only, no classes (install bubblewrap, or pass --insecure-clusters)", reason)}, nil
+}
+
+// loopback reports whether addr (host:port) listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

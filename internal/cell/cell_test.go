@@ -1,0 +1,144 @@
+package cell
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// programs builds the cell program and a stand-in server into one
+// directory, the programs of the test's cells.
+func programs(t *testing.T) (dir, init, answer string) {
+	t.Helper()
+	dir = t.TempDir()
+	for name, pkg := range map[string]string{"cell": "oplab.dev/oplab/cmd/cell", "answer": "./testdata/answer"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	return dir, filepath.Join(dir, "cell"), filepath.Join(dir, "answer")
+}
+
+func probeOrSkip(t *testing.T, init string) {
+	t.Helper()
+	if err := Probe(context.Background(), init); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("cells cannot be made in CI: %v", err)
+		}
+		t.Skipf("cells cannot be made here: %v", err)
+	}
+}
+
+// TestForwardAndJoin makes a cell in a directory whose path is longer than
+// a socket's name may be, forwards a host port into it, runs a server in
+// it with Join, and reaches that server through the forward; a port
+// forwarded later over the control socket works too, and closing it frees
+// the host's port.
+func TestForwardAndJoin(t *testing.T) {
+	progs, init, answer := programs(t)
+	probeOrSkip(t, init)
+	dir := filepath.Join(t.TempDir(), strings.Repeat("deep-directory-", 8))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ports := freePorts(t, 2)
+	spec := Spec{Dir: dir, Init: init, Programs: []string{progs}, Forwards: ports[:1]}
+	h, err := spec.Holder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := exec.Command(h.Path, h.Args...)
+	holder.ExtraFiles = h.ExtraFiles
+	holder.Stderr = os.Stderr
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := holder.Start(); err != nil {
+		h.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(-holder.Process.Pid, syscall.SIGKILL); holder.Wait() })
+	initPID, err := h.Started(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !InitAlive(holder.Process.Pid, initPID) {
+		t.Fatalf("InitAlive(%d, %d): got false for the running cell", holder.Process.Pid, initPID)
+	}
+	if InitAlive(holder.Process.Pid, os.Getpid()) {
+		t.Fatal("InitAlive: got true for a process that is not the cell's")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := WaitReady(ctx, dir, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for i, port := range ports {
+		if i == 1 {
+			if err := Forward(ctx, dir, "late", port); err != nil {
+				t.Fatalf("forward %d: %v", port, err)
+			}
+		}
+		path, args, err := Join(spec, initPID, Limits{Files: 1024, Memory: 1 << 30}, answer, strconv.Itoa(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := exec.CommandContext(ctx, path, args...)
+		srv.Stderr = os.Stderr
+		srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { syscall.Kill(-srv.Process.Pid, syscall.SIGKILL); srv.Wait() }()
+		got := dialUntil(t, ctx, port)
+		if !strings.HasPrefix(got, "in the cell as 65534") {
+			t.Errorf("port %d: got %q, want the cell's server answering as uid 65534", port, got)
+		}
+	}
+	if err := CloseForwards(ctx, dir, "late"); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])))
+	if err != nil {
+		t.Fatalf("the closed forward still holds the host's port %d: %v", ports[1], err)
+	}
+	l.Close()
+}
+
+func dialUntil(t *testing.T, ctx context.Context, port int) string {
+	t.Helper()
+	for {
+		c, err := net.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			b, _ := io.ReadAll(c)
+			c.Close()
+			if len(b) > 0 {
+				return string(b)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("nothing answered on port %d through the cell: %v", port, err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func freePorts(t *testing.T, n int) []int {
+	var out []int
+	for len(out) < n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	return out
+}
