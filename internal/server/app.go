@@ -57,6 +57,8 @@ type Application interface {
 
 	// Classroom is the instructor's side.
 	Classroom
+	// SignIns decide, on each request, whether a cookie's sign-in holds.
+	SignIns
 }
 
 // Member is a learner of a class, who signs in as Learner.

@@ -13,11 +13,11 @@ import (
 // they run (an admin: every class); another's class is ErrForbidden, a
 // session outside the class ErrNotFound.
 type Classroom interface {
-	// SignInInstructor checks an instructor's name and password; client
-	// is the caller's address (wrong passwords are limited per client).
-	// A wrong name or password is ErrBadCredentials; too many a
-	// *Refusal with RefusalTooMany.
-	SignInInstructor(ctx context.Context, client, name, password string) (*Instructor, error)
+	// SignInInstructor checks an instructor's name and password and
+	// records their sign-in (see SignIns). A wrong name or password is
+	// ErrBadCredentials; too many attempts, or too many being checked at
+	// once, a *Refusal with RefusalTooMany and when to retry.
+	SignInInstructor(ctx context.Context, cr Credentials) (*SignIn, error)
 	// Classes lists the classes the instructor runs, newest first.
 	Classes(ctx context.Context, in Instructor) ([]ClassEntry, error)
 	// CreateClass makes a class from its form; EditClass changes class

@@ -53,19 +53,25 @@ func loadKey(dir string) ([]byte, error) {
 	return key, nil
 }
 
-// identity is what the session cookie carries: who the caller is and the
-// token that state-changing requests must repeat in a header.
+// identity is what the session cookie carries: who the caller is, the
+// sign-in it belongs to, and the token that state-changing requests must
+// repeat in a header. The cookie alone admits nobody: the application
+// layer's record of its sign-in must still hold (see authenticate).
 type identity struct {
 	Learner string `json:"l"`
 	// Role is roleLearner or roleInstructor. An instructor's Learner is
 	// instructorPrefix and their name, which no learner has, so the
 	// learner's pages show them nothing of anyone's.
 	Role string `json:"r"`
-	// Instructor and Admin are the signed-in instructor's.
+	// Instructor is the signed-in instructor's name.
 	Instructor string `json:"i,omitempty"`
-	Admin      bool   `json:"a,omitempty"`
-	CSRF       string `json:"c"`
-	Expires    int64  `json:"e"`
+	// Admin is never read from the cookie: authenticate sets it from the
+	// sign-in's record on each request.
+	Admin bool `json:"-"`
+	// SignIn is the secret naming the sign-in's record.
+	SignIn  string `json:"s"`
+	CSRF    string `json:"c"`
+	Expires int64  `json:"e"`
 }
 
 const (
@@ -87,8 +93,11 @@ func (s signer) mac(name, payload string) []byte {
 	return h.Sum(nil)
 }
 
-func (s signer) encode(name string, id identity) (string, error) {
-	b, err := json.Marshal(id)
+func (s signer) encode(name string, id identity) (string, error) { return s.encodeValue(name, id) }
+
+// encodeValue signs v, as JSON, for the cookie called name.
+func (s signer) encodeValue(name string, v any) (string, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "", fmt.Errorf("encode cookie: %w", err)
 	}
@@ -100,22 +109,34 @@ var errBadCookie = errors.New("invalid session cookie")
 
 func (s signer) decode(name, value string, now time.Time) (identity, error) {
 	var id identity
-	p, m, ok := strings.Cut(value, ".")
-	if !ok {
-		return id, errBadCookie
+	if err := s.decodeValue(name, value, &id); err != nil {
+		return id, err
 	}
-	got, err := base64.RawURLEncoding.DecodeString(m)
-	if err != nil || !hmac.Equal(got, s.mac(name, p)) {
-		return id, errBadCookie
-	}
-	b, err := base64.RawURLEncoding.DecodeString(p)
-	if err != nil || json.Unmarshal(b, &id) != nil || id.Learner == "" || id.CSRF == "" {
+	if id.Learner == "" || id.CSRF == "" || id.SignIn == "" {
 		return id, errBadCookie
 	}
 	if now.Unix() > id.Expires {
 		return id, fmt.Errorf("%w: expired", errBadCookie)
 	}
 	return id, nil
+}
+
+// decodeValue checks the signature of a value encodeValue made for the
+// cookie called name and reads it into v.
+func (s signer) decodeValue(name, value string, v any) error {
+	p, m, ok := strings.Cut(value, ".")
+	if !ok {
+		return errBadCookie
+	}
+	got, err := base64.RawURLEncoding.DecodeString(m)
+	if err != nil || !hmac.Equal(got, s.mac(name, p)) {
+		return errBadCookie
+	}
+	b, err := base64.RawURLEncoding.DecodeString(p)
+	if err != nil || json.Unmarshal(b, v) != nil {
+		return errBadCookie
+	}
+	return nil
 }
 
 // randomToken returns n random bytes, URL-safe encoded.

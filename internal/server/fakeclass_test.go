@@ -19,6 +19,13 @@ type fakeRoom struct {
 	subs map[string][]chan Update
 	// cell is bob's outcome on the one exercise.
 	cell BoardCell
+	// signIns are the sign-ins made, by their secret; removed
+	// instructors; admin flags changed since fakePasswords; the device
+	// each instructor sign-in was sent with (fakesignin_test.go).
+	signIns map[string]*fakeSignIn
+	removed map[string]bool
+	admin   map[string]bool
+	devices []string
 }
 
 var fakePasswords = map[string]struct {
@@ -38,23 +45,25 @@ func (f *fakeApp) roomLocked() *fakeRoom {
 		f.room.owners = map[string]string{"morning": "ada", "evening": "bob"}
 		f.room.closed = map[string]bool{}
 		f.room.subs = map[string][]chan Update{}
+		f.room.signIns, f.room.removed, f.room.admin = map[string]*fakeSignIn{}, map[string]bool{}, map[string]bool{}
 	}
 	return &f.room
 }
 
-func (f *fakeApp) SignInInstructor(_ context.Context, client, name, password string) (*Instructor, error) {
-	f.record("instructor sign-in " + name)
+func (f *fakeApp) SignInInstructor(_ context.Context, cr Credentials) (*SignIn, error) {
+	f.record("instructor sign-in " + cr.Name)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.wrong[client] >= fakeWrongCodes {
+	f.roomLocked().devices = append(f.room.devices, cr.Device)
+	if f.wrong[cr.Client] >= fakeWrongCodes {
 		return nil, &Refusal{Reason: RefusalTooMany, Retry: 6 * time.Second, Err: fmt.Errorf("too many wrong codes: try again in 6s")}
 	}
-	p, ok := fakePasswords[name]
-	if !ok || p.password != password {
-		f.wrong[client]++
+	p, ok := fakePasswords[cr.Name]
+	if !ok || p.password != cr.Password || f.room.removed[cr.Name] {
+		f.wrong[cr.Client]++
 		return nil, fmt.Errorf("instructor: %w", ErrBadCredentials)
 	}
-	return &Instructor{Name: name, Admin: p.admin}, nil
+	return f.newSignInLocked(SignIn{Instructor: cr.Name, Admin: f.adminLocked(cr.Name)}, ""), nil
 }
 
 // managed checks that in runs class name.

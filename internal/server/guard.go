@@ -2,6 +2,8 @@ package server
 
 import (
 	"crypto/subtle"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -73,30 +75,70 @@ const (
 	ctxIdentity   = "oplab.identity"
 )
 
-// authenticate reads the session cookie. Without a valid one, a page asks
-// the caller to sign in and an API call is refused; nothing else is shown.
+// authenticate reads the session cookie and asks the application layer
+// whether the sign-in it names still holds. Without a valid cookie, or
+// with one whose sign-in was withdrawn, a page asks the caller to sign in
+// and an API call is refused; nothing else is shown. When the record
+// cannot be read, the request fails rather than trust the cookie.
 func (s *Server) authenticate(c *gin.Context) {
-	id, ok := s.identityOf(c.Request)
-	if !ok {
+	id, err := s.identityOf(c.Request)
+	switch {
+	case err == nil:
+		c.Set(ctxIdentity, id)
+		c.Next()
+		return
+	case !errors.Is(err, errNotSignedIn):
+		s.log.Error("check sign-in", "err", err)
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") {
-			c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "sign in first"})
+			c.AbortWithStatusJSON(http.StatusInternalServerError, gin.H{"error": "cannot check the sign-in now"})
 			return
 		}
-		s.render(c, http.StatusUnauthorized, "signin.html", nil)
+		s.fail(c, err)
 		c.Abort()
 		return
+	case errors.Is(err, ErrSignedOut):
+		clearSession(c)
 	}
-	c.Set(ctxIdentity, id)
-	c.Next()
+	if strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		c.AbortWithStatusJSON(http.StatusUnauthorized, gin.H{"error": "sign in first"})
+		return
+	}
+	s.render(c, http.StatusUnauthorized, "signin.html", nil)
+	c.Abort()
 }
 
-func (s *Server) identityOf(r *http.Request) (identity, bool) {
+// errNotSignedIn: the request has no valid session cookie, or its
+// sign-in no longer holds (then it also wraps ErrSignedOut).
+var errNotSignedIn = errors.New("not signed in")
+
+// identityOf returns the caller of r: the identity its session cookie
+// carries, if the sign-in the cookie names still holds and is the one the
+// cookie says, with Admin as the record says now.
+func (s *Server) identityOf(r *http.Request) (identity, error) {
 	ck, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return identity{}, false
+		return identity{}, errNotSignedIn
 	}
 	id, err := s.signer.decode(sessionCookie, ck.Value, time.Now())
-	return id, err == nil
+	if err != nil {
+		return identity{}, errNotSignedIn
+	}
+	si, err := s.cfg.App.SignedIn(r.Context(), id.SignIn)
+	switch {
+	case errors.Is(err, ErrSignedOut):
+		return identity{}, fmt.Errorf("%w: %w", errNotSignedIn, err)
+	case err != nil:
+		return identity{}, err
+	}
+	same := si.Instructor == "" && id.Role == roleLearner && si.Learner == id.Learner
+	if si.Instructor != "" {
+		same = id.Role == roleInstructor && si.Instructor == id.Instructor && id.Learner == instructorPrefix+si.Instructor
+	}
+	if !same {
+		return identity{}, errNotSignedIn
+	}
+	id.Admin = si.Admin
+	return id, nil
 }
 
 // csrf refuses a state-changing request that does not repeat the session's

@@ -128,8 +128,10 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: got %v %v, want mode 0600", st, err)
 	}
-	b := newTestServerIn(t, data)
-	// a's cookie, sent to b (same data dir, as after a restart).
+	// b is a restarted a: the same data dir, the same application (and
+	// so the same record of sign-ins).
+	b := newTestServerWith(t, data, func(c *Config) { c.App = a.app })
+	// a's cookie, sent to b.
 	u, _ := a.client.Jar.Cookies(mustURL(t, a.URL))[0], 0
 	code, _, _ := do(t, http.DefaultClient, "GET", b.URL+"/api/labs", "", map[string]string{"Cookie": sessionCookie + "=" + u.Value})
 	if code != http.StatusOK {

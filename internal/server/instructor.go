@@ -30,7 +30,8 @@ func (s *Server) instructorLogin(c *gin.Context) {
 		s.render(c, http.StatusForbidden, "instructor_login.html", v)
 		return
 	}
-	in, err := s.cfg.App.SignInInstructor(c.Request.Context(), c.RemoteIP(), v.Name, c.PostForm("password"))
+	in, err := s.cfg.App.SignInInstructor(c.Request.Context(), Credentials{Client: c.RemoteIP(), Name: v.Name,
+		Password: c.PostForm("password"), Device: s.deviceOf(c.Request)})
 	if err != nil {
 		code := status(err)
 		switch code {
@@ -51,11 +52,16 @@ func (s *Server) instructorLogin(c *gin.Context) {
 		s.render(c, code, "instructor_login.html", v)
 		return
 	}
-	if err := s.signIn(c, identity{Learner: instructorPrefix + in.Name, Role: roleInstructor, Instructor: in.Name, Admin: in.Admin}); err != nil {
+	id := identity{Learner: instructorPrefix + in.Instructor, Role: roleInstructor, Instructor: in.Instructor}
+	if err := s.setDevice(c, in.Instructor); err != nil {
 		s.fail(c, err)
 		return
 	}
-	s.log.Info("instructor signed in", "instructor", in.Name)
+	if err := s.signIn(c, id, in); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.log.Info("instructor signed in", "instructor", in.Instructor)
 	c.Redirect(http.StatusSeeOther, "/instructor")
 }
 
@@ -75,7 +81,8 @@ func (s *Server) requireInstructor(c *gin.Context) {
 	c.Abort()
 }
 
-// instructor is the signed-in instructor of the request.
+// instructor is the signed-in instructor of the request; Admin is what
+// the sign-in's record said on this request.
 func instructor(c *gin.Context) Instructor {
 	id := caller(c)
 	return Instructor{Name: id.Instructor, Admin: id.Admin}

@@ -43,13 +43,15 @@ func pageToken(t *testing.T, body string) string {
 
 func TestInstructorSignIn(t *testing.T) {
 	ts := newTestServer(t)
+	var retry string
 	form := func(c *http.Client, name, password string, withToken bool) (int, string) {
 		_, page, _ := do(t, c, "GET", ts.URL+"/instructor/login", "", nil)
 		v := url.Values{"name": {name}, "password": {password}}
 		if withToken {
 			v.Set("_csrf", pageToken(t, page))
 		}
-		code, body, _ := do(t, c, "POST", ts.URL+"/instructor/login", v.Encode(), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+		code, body, h := do(t, c, "POST", ts.URL+"/instructor/login", v.Encode(), map[string]string{"Content-Type": "application/x-www-form-urlencoded"})
+		retry = h.Get("Retry-After")
 		return code, body
 	}
 	jar, _ := cookiejar.New(nil)
@@ -63,8 +65,8 @@ func TestInstructorSignIn(t *testing.T) {
 	for range fakeWrongCodes - 1 {
 		form(anon, "ada", "wrong", true)
 	}
-	if code, body := form(anon, "ada", "ada-password", true); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many wrong passwords from here. Try again in 6.0s") {
-		t.Errorf("after %d wrong passwords: got %d, want 429 saying when to retry", fakeWrongCodes, code)
+	if code, body := form(anon, "ada", "ada-password", true); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many sign-in attempts. Try again in 6.0s") || retry != "6" {
+		t.Errorf("after %d wrong passwords: got %d with Retry-After %q, want 429 saying when to retry, and Retry-After 6", fakeWrongCodes, code, retry)
 	}
 	ts.app.mu.Lock()
 	clear(ts.app.wrong)

@@ -122,22 +122,32 @@ func (s *Server) joinFormOK(c *gin.Context) bool {
 	return err == nil && hmac.Equal(got, s.signer.mac(joinCookie, ck.Value))
 }
 
-// signInAs gives the caller a session cookie as learner, and makes the
-// identity the request's, so the page rendered next has its CSRF token.
+// signInAs records a sign-in of learner and gives the caller its session
+// cookie, making the identity the request's, so the page rendered next
+// has its CSRF token.
 func (s *Server) signInAs(c *gin.Context, learner string) error {
-	return s.signIn(c, identity{Learner: learner, Role: roleLearner})
+	si, err := s.cfg.App.SignInLearner(c.Request.Context(), learner)
+	if err != nil {
+		return err
+	}
+	return s.signIn(c, identity{Learner: learner, Role: roleLearner}, si)
 }
 
-// signIn gives the caller a session cookie for id, with a fresh CSRF
-// token and expiry.
-func (s *Server) signIn(c *gin.Context, id identity) error {
-	id.CSRF, id.Expires = randomToken(24), time.Now().Add(s.cfg.SessionTTL).Unix()
+// signIn gives the caller a session cookie for id naming sign-in si, with
+// a fresh CSRF token, expiring with si (or SessionTTL, when sooner).
+func (s *Server) signIn(c *gin.Context, id identity, si *SignIn) error {
+	expires := time.Now().Add(s.cfg.SessionTTL)
+	if !si.Expires.IsZero() && si.Expires.Before(expires) {
+		expires = si.Expires
+	}
+	id.SignIn, id.Admin = si.ID, si.Admin
+	id.CSRF, id.Expires = randomToken(24), expires.Unix()
 	v, err := s.signer.encode(sessionCookie, id)
 	if err != nil {
 		return err
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: sessionCookie, Value: v, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: c.Request.TLS != nil, MaxAge: int(s.cfg.SessionTTL.Seconds())})
+		SameSite: http.SameSiteStrictMode, Secure: c.Request.TLS != nil, MaxAge: int(time.Until(expires).Seconds())})
 	c.Set(ctxIdentity, id)
 	return nil
 }

@@ -283,7 +283,8 @@ func TestClassMembersReachOnlyTheirOwnSessions(t *testing.T) {
 
 // TestStartRefusedByTheClass: a member's start that the class refuses is
 // answered with its status and the reason in the page's language, which
-// the lab page shows as the start's error.
+// the lab page shows as the start's error. A closed class has signed its
+// members out: their start is refused as a signed-out caller's.
 func TestStartRefusedByTheClass(t *testing.T) {
 	ts := newTestServer(t)
 	c, csrf, _ := joinAs(t, ts, "MORNING", "Alice")
@@ -295,8 +296,7 @@ func TestStartRefusedByTheClass(t *testing.T) {
 	}{
 		{"lab not in the class", "quota", "en", false, http.StatusForbidden, "This lab is not part of your class.", RefusalNotInClass},
 		{"lab not in the class, in Korean", "quota", "ko", false, http.StatusForbidden, "이 실습은 수업에 포함되어 있지 않습니다.", RefusalNotInClass},
-		{"class closed", "rbac", "en", true, http.StatusForbidden, "The class is closed.", RefusalClosed},
-		{"class closed, in Korean", "rbac", "ko", true, http.StatusForbidden, "수업이 닫혔습니다.", RefusalClosed},
+		{"class closed", "rbac", "en", true, http.StatusUnauthorized, "sign in first", ""},
 	}
 	for _, tt := range tests {
 		ts.app.mu.Lock()

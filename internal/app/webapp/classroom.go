@@ -38,13 +38,14 @@ func classErr(err error) error {
 	return webErr(err)
 }
 
-// SignInInstructor checks an instructor's name and password.
-func (w *Web) SignInInstructor(ctx context.Context, client, name, password string) (*server.Instructor, error) {
-	in, err := w.a.Classes.Verify(ctx, client, name, password)
+// SignInInstructor checks an instructor's name and password and records
+// their sign-in (see class.Service.SignInInstructor).
+func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*server.SignIn, error) {
+	si, err := w.a.Classes.SignInInstructor(ctx, class.Attempt{Client: cr.Client, Name: cr.Name, Password: cr.Password, Device: cr.Device})
 	if err != nil {
 		return nil, classErr(err)
 	}
-	return &server.Instructor{Name: in.Name, Admin: in.Admin}, nil
+	return signIn(si), nil
 }
 
 // Classes lists the classes the instructor runs.

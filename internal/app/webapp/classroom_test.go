@@ -40,13 +40,23 @@ func TestClassroomReachesTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := w.SignInInstructor(ctx, "10.0.0.9", "ada", "wrong password!"); !errors.Is(err, server.ErrBadCredentials) {
+	if _, err := w.SignInInstructor(ctx, server.Credentials{Client: "10.0.0.9", Name: "ada", Password: "wrong password!"}); !errors.Is(err, server.ErrBadCredentials) {
 		t.Errorf("wrong password: got %v, want ErrBadCredentials", err)
 	}
-	ada, err := w.SignInInstructor(ctx, "10.0.0.9", "ada", "correct horse battery")
-	if err != nil || ada.Name != "ada" || ada.Admin {
-		t.Fatalf("sign in: got %+v, %v; want ada, no admin", ada, err)
+	si, err := w.SignInInstructor(ctx, server.Credentials{Client: "10.0.0.9", Name: "ada", Password: "correct horse battery"})
+	if err != nil || si.Instructor != "ada" || si.Admin || si.ID == "" {
+		t.Fatalf("sign in: got %+v, %v; want ada, no admin", si, err)
 	}
+	if got, err := w.SignedIn(ctx, si.ID); err != nil || got.Instructor != "ada" {
+		t.Errorf("the sign-in's record: got %+v, %v; want ada's", got, err)
+	}
+	if err := w.SignOut(ctx, si.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.SignedIn(ctx, si.ID); !errors.Is(err, server.ErrSignedOut) {
+		t.Errorf("after sign-out: got %v, want server.ErrSignedOut", err)
+	}
+	ada := &server.Instructor{Name: si.Instructor, Admin: si.Admin}
 	b, err := w.Board(ctx, *ada, "morning", "en")
 	if err != nil {
 		t.Fatal(err)

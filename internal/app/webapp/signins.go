@@ -1,0 +1,41 @@
+package webapp
+
+import (
+	"context"
+	"errors"
+
+	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/server"
+)
+
+// SignInLearner records a sign-in of learner (see
+// class.Service.SignInLearner).
+func (w *Web) SignInLearner(ctx context.Context, learner string) (*server.SignIn, error) {
+	si, err := w.a.Classes.SignInLearner(ctx, learner)
+	if err != nil {
+		return nil, classErr(err)
+	}
+	return signIn(si), nil
+}
+
+// SignedIn returns a sign-in as it stands now (see
+// class.Service.SignedIn).
+func (w *Web) SignedIn(ctx context.Context, id string) (*server.SignIn, error) {
+	si, err := w.a.Classes.SignedIn(ctx, id)
+	if errors.Is(err, class.ErrSignedOut) {
+		return nil, classified{err, server.ErrSignedOut}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return signIn(si), nil
+}
+
+// SignOut withdraws a sign-in.
+func (w *Web) SignOut(ctx context.Context, id string) error {
+	return w.a.Classes.SignOut(ctx, id)
+}
+
+func signIn(si *class.SignIn) *server.SignIn {
+	return &server.SignIn{ID: si.ID, Learner: si.Learner, Instructor: si.Instructor, Admin: si.Admin, Expires: si.Expires}
+}
