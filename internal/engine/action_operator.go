@@ -40,10 +40,12 @@ func (e *Engine) installOperator(ctx context.Context, p *lab.InstallOperator) er
 	return nil
 }
 
-// scaleOperator sets the replicas of the operator's Deployment.
+// scaleOperator sets the replicas of the operator's Deployment through its
+// scale subresource, as `kubectl scale` does: the one change of
+// oplab-system a learner may make (see package fence).
 func (e *Engine) scaleOperator(ctx context.Context, replicas int32) error {
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
-	_, err := e.cs.AppsV1().Deployments(install.Namespace).Patch(ctx, install.Deployment, types.MergePatchType, patch, metav1.PatchOptions{})
+	_, err := e.cs.AppsV1().Deployments(install.Namespace).Patch(ctx, install.Deployment, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
 	if err != nil {
 		return fmt.Errorf("scale deployment %s/%s to %d: %w", install.Namespace, install.Deployment, replicas, err)
 	}

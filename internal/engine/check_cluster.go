@@ -287,10 +287,16 @@ func (e *Engine) generationCaughtUp(ctx context.Context, t lab.Target) (bool, st
 	return true, fmt.Sprintf("the operator has seen generation %d", pgc.Generation)
 }
 
+// annProvisionedBy names the provisioner of a dynamically provisioned
+// volume; the PersistentVolume controller (or an external provisioner)
+// sets it.
+const annProvisionedBy = "pv.kubernetes.io/provisioned-by"
+
 // claimsBound judges the claims the instances mount, found by name from
 // spec.replicas, not by a label a hand can move: each must be bound to a
-// volume that is bound back to it (a phase edited by hand binds nothing)
-// and, when the check names one, ask for the storage class.
+// volume that is bound back to it (a phase edited by hand binds nothing),
+// which a provisioner made, and, when the check names one, ask for the
+// storage class.
 func (e *Engine) claimsBound(ctx context.Context, p *lab.ClaimsBound) (bool, string) {
 	t := p.Target
 	pgc, err := e.cluster(ctx, t)
@@ -332,6 +338,12 @@ func (e *Engine) claimBound(ctx context.Context, ns, name, class string) string 
 	if ref := pv.Spec.ClaimRef; ref == nil || ref.UID != c.UID || pv.Status.Phase != "Bound" {
 		return fmt.Sprintf("claim %s says Bound, but volume %s is not bound to it", name, pv.Name)
 	}
+	// A volume made by hand binds as well, but holds nothing on a
+	// provider whose pods run nothing; only a provisioner writes this
+	// annotation (see package fence).
+	if pv.Annotations[annProvisionedBy] == "" {
+		return fmt.Sprintf("claim %s is bound to volume %s, which was made by hand, not provisioned by a StorageClass's provisioner", name, pv.Name)
+	}
 	return ""
 }
 
@@ -348,10 +360,18 @@ func (e *Engine) claimsPending(ctx context.Context, t lab.Target) (bool, string)
 	return false, fmt.Sprintf("none of the %d claims of %s is Pending", len(pvcs), t.Cluster)
 }
 
-// rwTargets names the pods behind the ready endpoints of the -rw Service.
+// endpointSliceController is the manager label of the EndpointSlices the
+// EndpointSlice controller keeps. A learner can make slices of their own
+// for a Service, but not ones with this label (see package fence).
+const endpointSliceController = "endpointslice-controller.k8s.io"
+
+// rwTargets names the pods behind the ready endpoints of the -rw Service,
+// as the EndpointSlice controller found them: a slice a hand made does not
+// count.
 func (e *Engine) rwTargets(ctx context.Context, t lab.Target) ([]string, error) {
 	svc := t.Cluster + "-rw"
-	list, err := e.cs.DiscoveryV1().EndpointSlices(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svc})
+	sel := discoveryv1.LabelServiceName + "=" + svc + "," + discoveryv1.LabelManagedBy + "=" + endpointSliceController
+	list, err := e.cs.DiscoveryV1().EndpointSlices(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the endpoints of %s: %w", svc, err)
 	}

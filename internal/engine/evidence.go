@@ -70,7 +70,9 @@ func seenAt(ev corev1.Event, since time.Time) bool {
 }
 
 // eventSeen passes when an event with the reason (and a matching message)
-// was recorded since the attempt began.
+// was recorded since the attempt began. An Event is evidence because only
+// the cluster's own components (the operator among them) may write one: a
+// learner's is refused (see package fence).
 func (e *Engine) eventSeen(ctx context.Context, p *lab.EventSeen, a *Attempt) (bool, string) {
 	evs, err := e.events(ctx, a.Started)
 	if err != nil {

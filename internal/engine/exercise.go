@@ -8,12 +8,24 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"oplab.dev/oplab/internal/fence"
 	"oplab.dev/oplab/internal/lab"
 )
 
-// Setup runs the lab's setup actions in order, reporting each step.
+// Setup runs the lab's setup actions in order, reporting each step. Beside
+// them it fences the cluster (see package fence): the learner's identity
+// and the admission policies, enforced before Setup returns, so the
+// cluster is never handed out without them. The fence takes about a second
+// (the API server picks up new policies within one), hidden behind the
+// operator's install.
 func (e *Engine) Setup(ctx context.Context, l *lab.Lab, progress Progress) error {
-	return e.runSteps(ctx, PhaseSetup, "", l.Setup, nil, progress)
+	fenced := make(chan error, 1)
+	go func() { fenced <- fence.Install(ctx, e.cfg) }()
+	err := e.runSteps(ctx, PhaseSetup, "", l.Setup, nil, progress)
+	if ferr := <-fenced; ferr != nil {
+		err = errors.Join(err, fmt.Errorf("fence the learner's identity: %w", ferr))
+	}
+	return err
 }
 
 // Begin starts an attempt at exercise id: it records the time and the

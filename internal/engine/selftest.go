@@ -2,9 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"oplab.dev/oplab/internal/fence"
 	"oplab.dev/oplab/internal/lab"
 )
 
@@ -36,11 +41,18 @@ type ExerciseSelfTest struct {
 }
 
 // ShortcutSelfTest is the verdict on one shortcut: the goals after it, and
-// whether they refused it.
+// whether they refused it. A shortcut is tried with the learner's identity
+// (see package fence), so the API server may refuse one of its steps: then
+// the learner cannot take it at all, it counts as refused, and API says
+// why.
 type ShortcutSelfTest struct {
 	ID      string `json:"id"`
 	Goals   Report `json:"goals"`
 	Refused bool   `json:"refused"`
+	// API is the API server's refusal of one of the shortcut's steps
+	// (which step, and the message), when it refused one; the goals are
+	// not run then.
+	API string `json:"api,omitempty"`
 	// Problem says why the shortcut counts as a failure of the grader
 	// (it passed, or the check meant to refuse it did not), or why it could
 	// not be tried.
@@ -88,9 +100,13 @@ func (e *Engine) SelfTest(ctx context.Context, l *lab.Lab, progress Progress) (*
 		return rep, fmt.Errorf("self-test of lab %s: %w", l.ID, err)
 	}
 	rep.Setup = time.Since(start)
+	learner, err := e.asLearner(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("self-test of lab %s: %w", l.ID, err)
+	}
 	rep.Passed = true
 	for i := range l.Exercises {
-		ex := e.selfTestExercise(ctx, l, &l.Exercises[i], progress)
+		ex := e.selfTestExercise(ctx, l, &l.Exercises[i], learner, progress)
 		rep.Exercises = append(rep.Exercises, ex)
 		if !ex.Passed {
 			rep.Passed = false
@@ -101,7 +117,20 @@ func (e *Engine) SelfTest(ctx context.Context, l *lab.Lab, progress Progress) (*
 	return rep, nil
 }
 
-func (e *Engine) selfTestExercise(ctx context.Context, l *lab.Lab, ex *lab.Exercise, progress Progress) (r ExerciseSelfTest) {
+// asLearner returns an Engine on e's cluster that acts as the learner,
+// with a new token (see package fence): what it does, a learner could do.
+func (e *Engine) asLearner(ctx context.Context) (*Engine, error) {
+	cfg, err := fence.Config(ctx, e.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("act as the learner: %w", err)
+	}
+	t := e.t
+	t.Config, t.Logs = cfg, e.logs
+	return New(t)
+}
+
+// selfTestExercise self-tests exercise ex; learner tries its shortcuts.
+func (e *Engine) selfTestExercise(ctx context.Context, l *lab.Lab, ex *lab.Exercise, learner *Engine, progress Progress) (r ExerciseSelfTest) {
 	start := time.Now()
 	r.ID = ex.ID
 	defer func() {
@@ -134,7 +163,7 @@ func (e *Engine) selfTestExercise(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 	}
 	a.T1 = time.Time{} // a failed check must not have set it; be sure
 	for i := range ex.Shortcuts {
-		sc := e.selfTestShortcut(ctx, l, ex, &ex.Shortcuts[i], a, progress)
+		sc := e.selfTestShortcut(ctx, l, ex, &ex.Shortcuts[i], a, learner, progress)
 		r.Shortcuts = append(r.Shortcuts, sc)
 		if sc.Problem != "" {
 			r.Problem = fmt.Sprintf("shortcut %s: %s", sc.ID, sc.Problem)
@@ -162,22 +191,35 @@ func problem(what string, rep Report, err error) string {
 	return what
 }
 
-// selfTestShortcut applies a shortcut on the broken state of attempt a,
-// expects the goals to refuse it, then undoes it and the exercise (Reset)
-// and runs the chaos again, so the next step starts from the broken state.
-func (e *Engine) selfTestShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exercise, sc *lab.Shortcut, a *Attempt, progress Progress) (r ShortcutSelfTest) {
+// selfTestShortcut applies a shortcut on the broken state of attempt a as
+// the learner would (its steps run with learner's identity), expects the
+// API server or the goals to refuse it, then undoes it and the exercise
+// (Reset) and runs the chaos again, so the next step starts from the
+// broken state.
+func (e *Engine) selfTestShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exercise, sc *lab.Shortcut, a *Attempt, learner *Engine, progress Progress) (r ShortcutSelfTest) {
 	start := time.Now()
 	r.ID = sc.ID
 	defer func() {
 		r.Elapsed = time.Since(start)
-		msg, err := "refused", error(nil)
-		if r.Problem != "" {
+		msg, err := "refused by the goals", error(nil)
+		switch {
+		case r.Problem != "":
 			msg, err = r.Problem, fmt.Errorf("%s", r.Problem)
+		case r.API != "":
+			msg = "refused by the API server: a learner cannot take it (" + r.API + ")"
 		}
 		report(progress, Step{Phase: PhaseShortcut, Exercise: ex.ID, Kind: sc.ID, Message: msg, Done: true, Err: err, Elapsed: r.Elapsed})
 	}()
-	if err := e.runSteps(ctx, PhaseShortcut, ex.ID, sc.Steps, a, progress); err != nil {
-		r.Problem = fmt.Sprintf("could not be applied: %v", err)
+	if err := learner.runSteps(ctx, PhaseShortcut, ex.ID, sc.Steps, a, apiRefusals(progress)); err != nil {
+		if !apierrors.IsForbidden(err) {
+			r.Problem = fmt.Sprintf("could not be applied: %v", err)
+			return r
+		}
+		step, _, _ := strings.Cut(err.Error(), ": ")
+		r.Refused, r.API = true, strings.TrimPrefix(step, PhaseShortcut+" ")+": "+refusal(err)
+		if err := e.undoShortcut(ctx, l, ex, sc, a, progress); err != nil {
+			r.Problem = fmt.Sprintf("refused by the API server, but the exercise could not be set up again after it: %v", err)
+		}
 		return r
 	}
 	var err error
@@ -226,6 +268,34 @@ func (e *Engine) undoShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exercise,
 	}
 	_, err := e.Chaos(ctx, l, a, progress)
 	return err
+}
+
+// apiRefusals passes the steps of a shortcut on to progress, a step the
+// API server refused as done, saying so: a refusal is the expected end of
+// a shortcut a learner cannot take, not a failure.
+func apiRefusals(progress Progress) Progress {
+	return func(s Step) {
+		if s.Done && apierrors.IsForbidden(s.Err) {
+			s.Message = "refused by the API server: " + refusal(s.Err)
+			s.Err = nil
+		}
+		report(progress, s)
+	}
+}
+
+// refusal is the reason the API server gave, in one line: an admission
+// policy's message, or RBAC's first line.
+func refusal(err error) string {
+	msg := err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		msg = status.Status().Message
+	}
+	if _, after, ok := strings.Cut(msg, "denied request: "); ok {
+		msg = after
+	}
+	line, _, _ := strings.Cut(msg, "\n")
+	return strings.TrimSuffix(line, ":")
 }
 
 // resultOf returns the first failed result of kind in r, or else the

@@ -40,7 +40,8 @@ func TestSelfTestAllLabs(t *testing.T) {
 // selfTestLabs self-tests the labs ids one after the other on e's cluster,
 // tearing each down (twice: teardown is idempotent) before the next, and
 // checks every exercise's report: steady state, broken state below full
-// score, every shortcut refused, full score after the solution.
+// score, every shortcut refused (by the API server exactly when
+// refusedByAPI says so), full score after the solution.
 func selfTestLabs(t *testing.T, e *Engine, ids []string, perLab time.Duration) {
 	t.Helper()
 	for _, id := range ids {
@@ -75,6 +76,13 @@ func selfTestLabs(t *testing.T, e *Engine, ids []string, perLab time.Duration) {
 				for _, sc := range ex.Shortcuts {
 					if !sc.Refused || sc.Goals.Passed {
 						t.Errorf("exercise %s: shortcut %s: got refused %v, goals passed %v, want refused", ex.ID, sc.ID, sc.Refused, sc.Goals.Passed)
+					}
+					// The learner (whose identity the shortcuts run with)
+					// can take exactly the shortcuts refusedByAPI leaves
+					// out: a fence that refused more would pass them here
+					// without the goals ever judging them.
+					if want := refusedByAPI[id+"/"+ex.ID+"/"+sc.ID]; (sc.API != "") != want {
+						t.Errorf("exercise %s: shortcut %s: got refused by the API server %v (%s), want %v", ex.ID, sc.ID, sc.API != "", sc.API, want)
 					}
 				}
 				if !ex.Fixed.Passed || ex.Fixed.Score != ex.Fixed.Total {

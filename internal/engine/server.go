@@ -17,8 +17,9 @@ import (
 
 // serverRole says what the server of pod runs as: pgv1.RolePrimary or
 // pgv1.RoleReplica. A simulated server's role is in its pod's annotations
-// ("" before the operator has set the server up); a real one is asked
-// (see serversReal and serverInRecovery).
+// ("" before the operator has set the server up), which only the operator
+// may write (see package fence); a real one is asked (see serversReal and
+// serverInRecovery).
 func (e *Engine) serverRole(ctx context.Context, pgc *pgv1.PostgresCluster, pod *corev1.Pod) (string, error) {
 	if !e.serversReal(pgc) {
 		return pod.Annotations[instance.AnnotationSimRole], nil
