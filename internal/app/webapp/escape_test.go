@@ -2,8 +2,8 @@ package webapp
 
 import (
 	"crypto/rand"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
