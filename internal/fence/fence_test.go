@@ -446,6 +446,14 @@ func learnerAttempts(node string) []attempt {
 			return err
 		}, "oplab-storage"},
 		{"a StorageClass choosing a node path", storageClass(map[string]string{"nodePath": "/"}), "oplab-storage"},
+		{"a volume posing as provisioned", func(ctx context.Context, c clients) error {
+			_, err := c.cs.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
+				ObjectMeta: metav1.ObjectMeta{Name: "mine", Annotations: map[string]string{"pv.kubernetes.io/provisioned-by": "kubernetes.io/host-path"}},
+				Spec: corev1.PersistentVolumeSpec{Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+					AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "x", VolumeHandle: "x"}}}}, dryCreate)
+			return err
+		}, "oplab-storage"},
 		{"the kubelet's API through the API server", func(ctx context.Context, c clients) error {
 			return c.cs.CoreV1().RESTClient().Get().Resource("nodes").Name(node).SubResource("proxy").Suffix("pods").Do(ctx).Error()
 		}, "rbac"},

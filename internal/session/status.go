@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
+	"oplab.dev/oplab/internal/fence"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -213,25 +213,35 @@ func (m *Manager) pendingNotice(s *live, p *Pending) string {
 		p.Op, m.who(s.rec.ID, p), p.Since.Local().Format(time.TimeOnly), what)
 }
 
-// Kubeconfig returns the admin kubeconfig of session id's cluster, for the
-// learner's own kubectl. It holds the cluster's admin credentials: hand it
-// to the session's learner only, and never log it. ErrNoCluster when the
-// session has no cluster.
+// Kubeconfig returns the learner's kubeconfig of session id's cluster, for
+// the web console and the YAML editor: the learner's identity, fenced in
+// by RBAC and admission policy (see package fence), never the admin's. It
+// holds a credential: hand it to the session's learner only, and never log
+// it. ErrNoCluster when the session has no cluster.
 func (m *Manager) Kubeconfig(ctx context.Context, id string) ([]byte, error) {
-	path, err := m.KubeconfigPath(ctx, id)
+	admin, err := m.KubeconfigPath(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	s, err := m.load(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("session %s: read kubeconfig: %w", id, err)
+		return nil, err
+	}
+	cfg, err := m.o.Provider.RESTConfig(s.rec.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	data, err := fence.Kubeconfig(ctx, cfg, fence.KubeconfigPath(admin))
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
 	return data, nil
 }
 
 // KubeconfigPath returns where session id's admin kubeconfig is on this
 // machine. Only a front end whose user is at this machine (the offline
-// CLI) may show it; a browser gets Kubeconfig instead. ErrNoCluster when
+// CLI, on a machine of the learner's own) may show it; a browser gets
+// Kubeconfig, the learner's, instead. ErrNoCluster when
 // the session has no cluster.
 func (m *Manager) KubeconfigPath(ctx context.Context, id string) (string, error) {
 	s, err := m.load(ctx, id)
