@@ -272,6 +272,22 @@ func TestLearnerIsFenced(t *testing.T) {
 	mine := learnerAccount(t, ctx, learner, cfg)
 	attempt{"an Event, as the learner's own account", createEvent, "oplab-events"}.check(t, createEvent(ctx, mine))
 
+	// kind's admin (kubeadm's admin.conf): a user in kubeadm:cluster-admins,
+	// bound to cluster-admin as kubeadm binds it. Its certificate is
+	// played here by the admin's impersonation.
+	if _, err := admin.cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "kubeadm:cluster-admins"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "kubeadm:cluster-admins"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kindAdmin := rest.CopyConfig(c.Config)
+	kindAdmin.Impersonate = rest.ImpersonationConfig{UserName: "kubernetes-admin", Groups: []string{"kubeadm:cluster-admins"}}
+	kind := newClients(t, kindAdmin)
+	attempt{"a privileged pod, as kind's admin", nil, ""}.check(t, createPod(pod("kind-admin", privileged))(ctx, kind))
+	attempt{"a ConfigMap in oplab-system, as kind's admin", nil, ""}.check(t, configMapIn("oplab-system")(ctx, kind))
+
 	// Trusted: the admin, and a controller's own ServiceAccount token.
 	attempt{"a privileged pod, as admin", createPod(pod("admin", privileged)), ""}.check(t, createPod(pod("admin", privileged))(ctx, admin))
 	controller := newClients(t, tokenFor(t, ctx, c.Config, metav1.NamespaceSystem, "deployment-controller"))

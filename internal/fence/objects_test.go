@@ -213,7 +213,7 @@ func TestTrustedExpression(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"system:masters", "system:nodes", "system:kube-controller-manager", "kube-system", "local-path-storage", "oplab-system", "authentication.kubernetes.io/credential-id"} {
+	for _, want := range []string{"system:masters", "kubeadm:cluster-admins", "system:nodes", "system:kube-controller-manager", "kube-system", "local-path-storage", "oplab-system", "authentication.kubernetes.io/credential-id"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("trusted expression %q does not name %q", got, want)
 		}
