@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -27,9 +28,9 @@ func programs(t *testing.T) (dir, init, answer string) {
 	return dir, filepath.Join(dir, "cell"), filepath.Join(dir, "answer")
 }
 
-func probeOrSkip(t *testing.T, init string) {
+func probeOrSkip(t *testing.T, init string, user int) {
 	t.Helper()
-	if err := Probe(context.Background(), init); err != nil {
+	if err := Probe(context.Background(), init, user); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("cells cannot be made in CI: %v", err)
 		}
@@ -42,15 +43,29 @@ func probeOrSkip(t *testing.T, init string) {
 // it with Join, and reaches that server through the forward; a port
 // forwarded later over the control socket works too, and closing it frees
 // the host's port.
+//
+// It runs once with the cell as the test's own user and, when the test runs
+// as root, once as a user of the cell's own, whose processes the host sees
+// as that user.
 func TestForwardAndJoin(t *testing.T) {
+	users := []int{0}
+	if os.Geteuid() == 0 {
+		users = append(users, 200000+os.Getpid()%30000)
+	}
 	progs, init, answer := programs(t)
-	probeOrSkip(t, init)
+	for _, user := range users {
+		t.Run("user-"+strconv.Itoa(user), func(t *testing.T) { forwardAndJoin(t, progs, init, answer, user) })
+	}
+}
+
+func forwardAndJoin(t *testing.T, progs, init, answer string, user int) {
+	probeOrSkip(t, init, user)
 	dir := filepath.Join(t.TempDir(), strings.Repeat("deep-directory-", 8))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	ports := freePorts(t, 2)
-	spec := Spec{Dir: dir, Init: init, Programs: []string{progs}, Forwards: ports[:1]}
+	spec := Spec{Dir: dir, Init: init, Programs: []string{progs}, Forwards: ports[:1], User: user}
 	h, err := spec.Holder()
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +73,7 @@ func TestForwardAndJoin(t *testing.T) {
 	holder := exec.Command(h.Path, h.Args...)
 	holder.ExtraFiles = h.ExtraFiles
 	holder.Stderr = os.Stderr
-	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	holder.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Unshareflags: h.Unshareflags}
 	if err := holder.Start(); err != nil {
 		h.Close()
 		t.Fatal(err)
@@ -99,6 +114,21 @@ func TestForwardAndJoin(t *testing.T) {
 		got := dialUntil(t, ctx, port)
 		if !strings.HasPrefix(got, "in the cell as 65534") {
 			t.Errorf("port %d: got %q, want the cell's server answering as uid 65534", port, got)
+		}
+		if user != 0 {
+			// nsenter's child is the server: the host sees the cell's user.
+			status, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", srv.Process.Pid, srv.Process.Pid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := strings.TrimSpace(string(status))
+			st, err := os.ReadFile("/proc/" + child + "/status")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("Uid:\t%d\t%d\t%d\t%d", user, user, user, user); !strings.Contains(string(st), want) {
+				t.Errorf("the server in the cell of user %d: /proc/%s/status lacks %q", user, child, want)
+			}
 		}
 	}
 	if err := CloseForwards(ctx, dir, "late"); err != nil {

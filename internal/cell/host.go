@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -35,6 +38,14 @@ type Spec struct {
 	// Forwards are the ports on 127.0.0.1 that the host reaches in the cell
 	// from the start; each is listened on on the host's loopback.
 	Forwards []int
+	// User, when not zero, is the host user the cell runs as when oplab
+	// runs as root: an unprivileged user of the cell's own, to whom Own
+	// gives the cell's files. Zero runs the cell as the caller, mapped to
+	// an unprivileged user inside its user namespace.
+	User int
+	// Keep names the files in Dir (relative) that the host keeps for
+	// itself: Own does not give them to User.
+	Keep []string
 }
 
 // The cell's files inside Dir.
@@ -54,6 +65,9 @@ type Holder struct {
 	Path       string
 	Args       []string
 	ExtraFiles []*os.File
+	// Unshareflags are namespaces the command must start in (see
+	// syscall.SysProcAttr): a mount namespace of its own for "cell hold".
+	Unshareflags uintptr
 
 	info      *os.File // read end of bwrap's --info-fd
 	listeners []net.Listener
@@ -68,6 +82,9 @@ func (s Spec) Holder() (h *Holder, err error) {
 		return nil, errors.New("bwrap not found in PATH (install bubblewrap)")
 	}
 	if err := s.prepareDir(); err != nil {
+		return nil, err
+	}
+	if err := s.Own(); err != nil {
 		return nil, err
 	}
 	h = &Holder{Path: bwrap}
@@ -92,8 +109,12 @@ func (s Spec) Holder() (h *Holder, err error) {
 		fd := 2 + len(h.ExtraFiles) // ExtraFiles[i] is fd 3+i in the child
 		forwards = append(forwards, "--forward", fmt.Sprintf("%d=%d", fd, port))
 	}
-	h.Args = append(s.bwrapArgs(3), "--", s.Init, "init", "--control", controlPath(s.Dir))
+	h.Args = append(s.bwrapArgs(3, s.source()), "--", s.Init, "init", "--control", controlPath(s.Dir))
 	h.Args = append(h.Args, forwards...)
+	if s.User != 0 {
+		h.Args, h.Unshareflags = s.hold(bwrap, h.Args), syscall.CLONE_NEWNS
+		h.Path = s.Init
+	}
 	return h, nil
 }
 
@@ -170,20 +191,24 @@ var etcFiles = map[string]string{
 	"group":         "cell:x:" + strconv.Itoa(GID) + ":\n",
 }
 
+// etcNames are the names of etcFiles, sorted.
+func etcNames() []string { return slices.Sorted(maps.Keys(etcFiles)) }
+
 // bwrapArgs are bwrap's options for the cell, its information written to
-// infoFD.
-func (s Spec) bwrapArgs(infoFD int) []string {
+// infoFD (none when negative), each path it binds from the host given as
+// source returns it.
+func (s Spec) bwrapArgs(infoFD int, source func(string) string) []string {
 	args := []string{
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", strconv.Itoa(UID), "--gid", strconv.Itoa(GID), "--cap-drop", "ALL",
 		"--hostname", "cell",
 		"--proc", "/proc", "--dev", "/dev",
 		// /tmp before Dir: Dir may itself be under /tmp.
-		"--bind", tmpDir(s.Dir), "/tmp",
-		"--bind", s.Dir, s.Dir,
+		"--bind", source(tmpDir(s.Dir)), "/tmp",
+		"--bind", source(s.Dir), s.Dir,
 	}
-	for name := range etcFiles {
-		args = append(args, "--ro-bind", filepath.Join(etcDir(s.Dir), name), "/etc/"+name)
+	for _, name := range etcNames() {
+		args = append(args, "--ro-bind", source(filepath.Join(etcDir(s.Dir), name)), "/etc/"+name)
 	}
 	progs := s.Programs
 	if !s.covers(s.Init) {
@@ -191,7 +216,7 @@ func (s Spec) bwrapArgs(infoFD int) []string {
 	}
 	dyn := false
 	for _, p := range progs {
-		args = append(args, "--ro-bind", p, p)
+		args = append(args, "--ro-bind", source(p), p)
 		dyn = dyn || dynamic(p)
 	}
 	if dyn {
@@ -293,9 +318,9 @@ func Join(spec Spec, init int, lim Limits, prog string, args ...string) (path st
 	return spec.Init, append(argv, args...), nil
 }
 
-// Probe checks that cells can be made here with the cell program init: it
-// makes one and runs "cell version" in it.
-func Probe(ctx context.Context, init string) error {
+// Probe checks that cells of user (see Spec.User) can be made here with
+// the cell program init: it makes one and runs "cell version" in it.
+func Probe(ctx context.Context, init string, user int) error {
 	if fi, err := os.Stat(init); err != nil || fi.IsDir() {
 		return fmt.Errorf("the cell program %s is missing: run `make build`", init)
 	}
@@ -311,13 +336,21 @@ func Probe(ctx context.Context, init string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	s := Spec{Dir: dir, Init: init}
+	s := Spec{Dir: dir, Init: init, User: user}
 	if err := s.prepareDir(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bwrap, append(s.bwrapArgs(-1), "--", init, "version")...)
+	args := append(s.bwrapArgs(-1, s.source()), "--", init, "version")
+	cmd := exec.CommandContext(ctx, bwrap, args...)
+	if s.User != 0 {
+		cmd = exec.CommandContext(ctx, init, s.hold(bwrap, args)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+		if err := s.Own(); err != nil {
+			return err
+		}
+	}
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("bubblewrap cannot make namespaces here (user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces): %w: %s", err, strings.TrimSpace(string(out)))

@@ -35,6 +35,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		return runExec(args[1:])
 	case "join":
 		return runJoin(args[1:])
+	case "hold":
+		return runHold(args[1:])
 	case "version":
 		fmt.Fprintln(stderr, "cell: oplab's cluster cell")
 		return nil

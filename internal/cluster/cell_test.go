@@ -206,6 +206,9 @@ func TestCellProcesses(t *testing.T) {
 			}
 		}
 		status := readProc(t, pid, "status")
+		if os.Geteuid() == 0 && strings.Contains(status, "\nUid:\t0\t") {
+			t.Errorf("%s (pid %d) runs as the host's root: a cell of oplab run as root must run as a user of its own", comp.Name, pid)
+		}
 		for _, want := range []string{"CapEff:\t0000000000000000", "CapPrm:\t0000000000000000", "NoNewPrivs:\t1"} {
 			if !strings.Contains(status, want) {
 				t.Errorf("%s (pid %d): /proc/%d/status lacks %q", comp.Name, pid, pid, want)

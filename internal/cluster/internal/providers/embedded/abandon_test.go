@@ -29,7 +29,7 @@ func TestAbandonedCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := func() int {
-		pid, err := p.reaper.start("/bin/sleep", []string{"60"}, p.env(dir, nil), dir, filepath.Join(dir, "sleep.log"))
+		pid, err := p.reaper.start("/bin/sleep", []string{"60"}, p.env(dir, nil), dir, filepath.Join(dir, "sleep.log"), 0)
 		if err != nil {
 			t.Fatal(err)
 		}

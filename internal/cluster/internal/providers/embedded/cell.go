@@ -42,7 +42,29 @@ type cellRecord struct {
 	// namespaces a process joins.
 	Holder int `json:"holder"`
 	Init   int `json:"init"`
+	// User is the host user the cell runs as, when oplab runs as root;
+	// zero when the cell runs as oplab's own (unprivileged) user.
+	User int `json:"user,omitempty"`
 }
+
+// cellUserBase is where the host users of cells begin when oplab runs as
+// root: a cell runs as cellUserBase plus its API server's port, which no
+// other live cell has, so no two cells share a user. No distribution gives
+// accounts ids in that range.
+const cellUserBase = 200000
+
+// cellUser is the host user a new cell whose API server listens on port
+// runs as: a user of its own when oplab runs as root, oplab's otherwise.
+func cellUser(port int) int {
+	if os.Geteuid() != 0 {
+		return 0
+	}
+	return cellUserBase + port
+}
+
+// hostFiles are the files of a cluster's directory that the host keeps for
+// itself: a cell's user may neither read nor change them.
+var hostFiles = []string{stateFile, ".lock", creatingLock}
 
 // Limits of each process in a cell. The memory bound is on private
 // writable memory (a Go heap): above it an allocation fails and the
@@ -63,7 +85,7 @@ func (p *Provider) setupConfinement(mode Confinement) error {
 		p.cellErr = errors.New("cells are turned off")
 		return nil
 	}
-	err := cell.Probe(context.Background(), filepath.Join(p.binDir, cellBinary))
+	err := cell.Probe(context.Background(), filepath.Join(p.binDir, cellBinary), cellUser(portLow))
 	if err == nil {
 		p.confined = true
 		return nil
@@ -79,13 +101,15 @@ func (p *Provider) setupConfinement(mode Confinement) error {
 // Contained reports whether new clusters run in cells, and why not.
 func (p *Provider) Contained() (bool, error) { return p.confined, p.cellErr }
 
-// cellSpec is the cell of the cluster in dir: its own directory and the
-// programs of the bin directory.
-func (p *Provider) cellSpec(dir string) cell.Spec {
+// cellSpec is the cell of the cluster in dir, run as user: its own
+// directory and the programs of the bin directory.
+func (p *Provider) cellSpec(dir string, user int) cell.Spec {
 	return cell.Spec{
 		Dir:      dir,
 		Init:     filepath.Join(p.binDir, cellBinary),
 		Programs: []string{p.binDir},
+		User:     user,
+		Keep:     hostFiles,
 	}
 }
 
@@ -97,7 +121,7 @@ func (pt ports) forwarded() []int {
 
 // startCell makes the cluster's cell, its first process record.
 func (c *creation) startCell(ctx context.Context) error {
-	spec := c.p.cellSpec(c.l.dir)
+	spec := c.p.cellSpec(c.l.dir, cellUser(c.st.Ports.APIServer))
 	spec.Forwards = c.st.Ports.forwarded()
 	h, err := spec.Holder()
 	if err != nil {
@@ -107,13 +131,13 @@ func (c *creation) startCell(ctx context.Context) error {
 		return fmt.Errorf("make the cell: %w", err)
 	}
 	log := c.l.log(cellBinary)
-	pid, err := c.p.reaper.start(h.Path, h.Args, c.p.env(c.l.dir, nil), c.l.dir, log, h.ExtraFiles...)
+	pid, err := c.p.reaper.start(h.Path, h.Args, c.p.env(c.l.dir, nil), c.l.dir, log, h.Unshareflags, h.ExtraFiles...)
 	if err != nil {
 		h.Close()
 		return fmt.Errorf("make the cell: %w", err)
 	}
 	c.st.Processes = append(c.st.Processes, processRecord{Name: cellBinary, PID: pid, Log: log})
-	c.st.Cell = &cellRecord{Holder: pid}
+	c.st.Cell = &cellRecord{Holder: pid, User: spec.User}
 	if err := writeState(c.l.dir, c.st); err != nil {
 		h.Close()
 		return err
@@ -145,7 +169,13 @@ func (p *Provider) command(st *clusterState, dir, limits, prog string, args []st
 	if !ok {
 		lim = cellLimits[""]
 	}
-	return cell.Join(p.cellSpec(dir), st.Cell.Init, lim, prog, args...)
+	spec := p.cellSpec(dir, st.Cell.User)
+	// Files the host wrote since (a copied etcd seed, the operator's
+	// token) become the cell's.
+	if err := spec.Own(); err != nil {
+		return "", nil, err
+	}
+	return cell.Join(spec, st.Cell.Init, lim, prog, args...)
 }
 
 // checkInCell refuses a program a cell cannot run: only the bin directory

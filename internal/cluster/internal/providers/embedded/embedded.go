@@ -355,7 +355,7 @@ func (c *creation) start(proc process) ([]processRecord, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", proc.binary, err)
 	}
-	pid, err := c.p.reaper.start(path, args, c.p.env(c.l.dir, proc.env), c.l.dir, log)
+	pid, err := c.p.reaper.start(path, args, c.p.env(c.l.dir, proc.env), c.l.dir, log, 0)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", proc.binary, err)
 	}

@@ -68,7 +68,7 @@ func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec pr
 	}
 	// The marker by which a PID is known to be the cluster's.
 	env := append(slices.Clone(spec.Env), markerVar+"="+dir)
-	pid, err := p.reaper.start(path, args, env, dir, rec.Log)
+	pid, err := p.reaper.start(path, args, env, dir, rec.Log, 0)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", spec.Name, err)
 	}

@@ -53,8 +53,9 @@ func (r *reaper) exitStatus(pid int) string {
 
 // start runs path with args and env in a session of its own (so a Ctrl-C in
 // oplab's terminal does not reach the cluster), stdout and stderr appended to
-// logPath and extra as its descriptors 3 and up, and returns its PID.
-func (r *reaper) start(path string, args, env []string, dir, logPath string, extra ...*os.File) (int, error) {
+// logPath and extra as its descriptors 3 and up, in the namespaces of
+// unshare (syscall.CLONE_*) of its own, and returns its PID.
+func (r *reaper) start(path string, args, env []string, dir, logPath string, unshare uintptr, extra ...*os.File) (int, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return 0, err
@@ -66,7 +67,7 @@ func (r *reaper) start(path string, args, env []string, dir, logPath string, ext
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.ExtraFiles = extra
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Unshareflags: unshare}
 	if err := cmd.Start(); err != nil {
 		return 0, err
 	}

@@ -134,6 +134,11 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		if err := c.startCell(ctx); err != nil {
 			return err
 		}
+		// A cell's user may not add entries to the cluster's directory:
+		// etcd's data directory is made for it.
+		if err := os.Mkdir(c.l.etcdDir(), 0o700); err != nil {
+			return err
+		}
 	}
 	etcd, cp := processes(c.l, c.pki, pt, st.Name, p.tune)
 	cp = cp.only(1)

@@ -131,7 +131,7 @@ func TestPruneSeeds(t *testing.T) {
 	}
 	stale := filepath.Join(root, ".making-stale")
 	log := filepath.Join(t.TempDir(), "sleep.log")
-	pid, err := p.reaper.start("/bin/sleep", []string{"60"}, p.env(stale, nil), stale, log)
+	pid, err := p.reaper.start("/bin/sleep", []string{"60"}, p.env(stale, nil), stale, log, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
