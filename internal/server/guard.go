@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -85,6 +87,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	switch {
 	case err == nil:
 		c.Set(ctxIdentity, id)
+		ctx, stop := s.whileSignedIn(c.Request.Context(), id.SignIn)
+		defer stop()
+		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 		return
 	case !errors.Is(err, errNotSignedIn):
@@ -105,6 +110,42 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	s.render(c, http.StatusUnauthorized, "signin.html", nil)
 	c.Abort()
+}
+
+// DefaultSignInRecheck is how often a lasting request checks its sign-in.
+const DefaultSignInRecheck = 10 * time.Second
+
+// whileSignedIn returns a context that ends with parent, or when a check
+// every SignInRecheck finds sign-in id withdrawn, so that a request that
+// lasts (a live stream, a console watch) ends with its sign-in too; stop
+// ends the checks. A request shorter than SignInRecheck costs a timer,
+// not a goroutine.
+func (s *Server) whileSignedIn(parent context.Context, id string) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	check := func() {
+		_, err := s.cfg.App.SignedIn(ctx, id)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case errors.Is(err, ErrSignedOut):
+			cancel(err)
+		case !stopped:
+			t.Reset(s.cfg.SignInRecheck)
+		}
+	}
+	mu.Lock()
+	t = time.AfterFunc(s.cfg.SignInRecheck, check)
+	mu.Unlock()
+	return ctx, func() {
+		mu.Lock()
+		stopped = true
+		t.Stop()
+		mu.Unlock()
+		cancel(nil)
+	}
 }
 
 // errNotSignedIn: the request has no valid session cookie, or its

@@ -48,6 +48,10 @@ type Config struct {
 	MaxBody int64
 	// SessionTTL is how long a sign-in lasts; 30 days when zero.
 	SessionTTL time.Duration
+	// SignInRecheck is how often a request that lasts (a live stream, a
+	// console watch) checks again that its sign-in holds, ending when it
+	// was withdrawn; DefaultSignInRecheck when zero.
+	SignInRecheck time.Duration
 	Logger     *slog.Logger
 }
 
@@ -85,6 +89,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.SessionTTL == 0 {
 		cfg.SessionTTL = 30 * 24 * time.Hour
+	}
+	if cfg.SignInRecheck == 0 {
+		cfg.SignInRecheck = DefaultSignInRecheck
 	}
 	key, err := loadKey(cfg.DataDir)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // sessionOf returns the session cookie c holds for ts.
@@ -210,5 +212,41 @@ func TestDeviceCookie(t *testing.T) {
 	signIn(&http.Client{Jar: forged})
 	if got, want := ts.app.devicesSent(), []string{"", "ada", "", ""}; !slices.Equal(got, want) {
 		t.Errorf("devices sent with each sign-in: got %q, want %q (first, same browser, another, forged)", got, want)
+	}
+}
+
+// TestLastingRequestsEndWithTheirSignIn: a live stream opened before a
+// sign-out stays open while the sign-in holds, and ends within a recheck
+// once it is withdrawn.
+func TestLastingRequestsEndWithTheirSignIn(t *testing.T) {
+	ts := newTestServerWith(t, t.TempDir(), func(c *Config) { c.SignInRecheck = 20 * time.Millisecond })
+	conn, code := dialWSAs(t, ts, ts.client, "/api/events", ts.URL)
+	if code != http.StatusSwitchingProtocols {
+		t.Fatalf("open the events stream: got %d, want 101", code)
+	}
+	read := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := conn.ReadMessage(); err != nil {
+				read <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-read:
+		t.Fatalf("the stream ended while signed in: %v", err)
+	case <-time.After(10 * ts.s.cfg.SignInRecheck):
+	}
+	if code, _, _ := do(t, newJarFrom(t, ts, ts.client), "POST", ts.URL+"/logout", url.Values{csrfField: {ts.csrf}}.Encode(), form); code != http.StatusSeeOther {
+		t.Fatalf("sign out: got %d, want 303", code)
+	}
+	select {
+	case err := <-read:
+		if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Errorf("the stream after sign-out: got %v, want a close (going away)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the stream is still open 10 s after sign-out")
 	}
 }
