@@ -52,7 +52,7 @@ type Config struct {
 	// console watch) checks again that its sign-in holds, ending when it
 	// was withdrawn; DefaultSignInRecheck when zero.
 	SignInRecheck time.Duration
-	Logger     *slog.Logger
+	Logger        *slog.Logger
 }
 
 // Server is the HTTP handler of oplab.
