@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -704,6 +705,27 @@ func TestKubeconfigIsKeptFresh(t *testing.T) {
 	if tok := tokenOf(t, renewed); tok == staleToken || tok == tokenOf(t, first) {
 		t.Error("a stale token: got it kept, want a new one")
 	}
+	// Renewals at once (two console commands): each gets a whole
+	// kubeconfig, and one whole file is left, no temporary ones.
+	if err := os.WriteFile(path, []byte(stale), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			if data, err := Kubeconfig(ctx, c.Config, path); err != nil || !fresh(data, time.Now()) {
+				t.Errorf("a renewal beside others: got %v, want a fresh kubeconfig", err)
+			}
+		})
+	}
+	wg.Wait()
+	if kept, err := os.ReadFile(path); err != nil || !fresh(kept, time.Now()) {
+		t.Errorf("after renewals at once: got %v, want a fresh kubeconfig kept", err)
+	}
+	if left, _ := filepath.Glob(path + ".*"); len(left) > 0 {
+		t.Errorf("after renewals at once: got temporary files %v left", left)
+	}
+
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(renewed)
 	if err != nil {
 		t.Fatal(err)

@@ -75,14 +75,31 @@ func Kubeconfig(ctx context.Context, admin *rest.Config, path string) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return nil, fmt.Errorf("write the learner's kubeconfig: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := writePrivate(path, data); err != nil {
 		return nil, fmt.Errorf("write the learner's kubeconfig: %w", err)
 	}
 	return data, nil
+}
+
+// writePrivate replaces path with data, readable by its owner only. Two
+// callers renewing at once each write a file of their own and rename it:
+// the last one wins, whole.
+func writePrivate(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
 }
 
 // mintOrInstall mints a token, installing the fence first when the

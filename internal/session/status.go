@@ -219,15 +219,15 @@ func (m *Manager) pendingNotice(s *live, p *Pending) string {
 // holds a credential: hand it to the session's learner only, and never log
 // it. ErrNoCluster when the session has no cluster.
 func (m *Manager) Kubeconfig(ctx context.Context, id string) ([]byte, error) {
-	admin, err := m.KubeconfigPath(ctx, id)
+	name, err := m.clusterOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	s, err := m.load(ctx, id)
+	admin, err := m.o.Provider.KubeconfigPath(name)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := m.o.Provider.RESTConfig(s.rec.Cluster)
+	cfg, err := m.o.Provider.RESTConfig(name)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -244,6 +244,15 @@ func (m *Manager) Kubeconfig(ctx context.Context, id string) ([]byte, error) {
 // Kubeconfig, the learner's, instead. ErrNoCluster when
 // the session has no cluster.
 func (m *Manager) KubeconfigPath(ctx context.Context, id string) (string, error) {
+	name, err := m.clusterOf(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return m.o.Provider.KubeconfigPath(name)
+}
+
+// clusterOf names session id's cluster; ErrNoCluster when it has none.
+func (m *Manager) clusterOf(ctx context.Context, id string) (string, error) {
 	s, err := m.load(ctx, id)
 	if err != nil {
 		return "", err
@@ -251,5 +260,5 @@ func (m *Manager) KubeconfigPath(ctx context.Context, id string) (string, error)
 	if !m.hasCluster(s) {
 		return "", fmt.Errorf("session %s (%s): %w", id, s.state(), ErrNoCluster)
 	}
-	return m.o.Provider.KubeconfigPath(s.rec.Cluster)
+	return s.rec.Cluster, nil
 }
