@@ -431,3 +431,44 @@ func TestGradeQuizCourseWide(t *testing.T) {
 		t.Errorf("whole: got %+v, %v; want final, %d correct (every choice question), answers shown", out, err, want)
 	}
 }
+
+// TestQuizConcurrentSubmissions: submissions sent at once, in two
+// sessions of the same learner, are graded once between them.
+func TestQuizConcurrentSubmissions(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := t.Context()
+	q, _ := shippedCourse(t).Quiz("failover")
+	now := time.Now().UTC()
+	ids := []string{"a1", "a2", "a1", "a2", "a1", "a2"}
+	f.seedAs(t, "a1", "alice", "failover", Expired, now.Add(-time.Hour))
+	f.seedAs(t, "a2", "alice", "failover", Completed, now)
+	graded := make(chan bool, len(ids))
+	errs := make(chan error, len(ids))
+	for _, id := range ids {
+		go func() {
+			out, err := f.m.Quiz(ctx, id, "", answersFor(q))
+			if err != nil {
+				errs <- err
+				return
+			}
+			graded <- out.Graded
+		}()
+	}
+	n := 0
+	for range ids {
+		select {
+		case err := <-errs:
+			t.Error(err)
+		case g := <-graded:
+			if g {
+				n++
+			}
+		}
+	}
+	results := len(f.quizResults(t, "a1")) + len(f.quizResults(t, "a2"))
+	events := len(f.quizEvents(t, "a1")) + len(f.quizEvents(t, "a2"))
+	if n != 1 || results != 1 || events != len(ids) {
+		t.Errorf("got %d graded, %d results, %d events; want 1 graded, 1 result, %d events", n, results, events, len(ids))
+	}
+}
