@@ -17,8 +17,11 @@ type Serving struct {
 	Contained bool
 	// Classes: classes may be created and joined. Without containment a
 	// learner could read this machine's files, the store and the key that
-	// signs every cookie, so classes — strangers — need InsecureClusters.
+	// signs every cookie, so classes — strangers — need --insecure-clusters.
 	Classes bool
+	// Insecure: the operator chose to serve uncontained clusters; the web
+	// console then also runs where no sandbox can be made.
+	Insecure bool
 	// Warning, when set, is one line to print at start-up.
 	Warning string
 }
@@ -38,7 +41,7 @@ func (a *App) CheckServe(addr string, insecure bool) (Serving, error) {
 		reason = why.Error()
 	}
 	if insecure {
-		return Serving{Classes: true, Warning: fmt.Sprintf(
+		return Serving{Classes: true, Insecure: true, Warning: fmt.Sprintf(
 			"WARNING: --insecure-clusters: learners' clusters run unconfined (%s): any learner can read and change this machine's files, the store and the server's key", reason)}, nil
 	}
 	if !loopback(addr) {
@@ -47,6 +50,17 @@ func (a *App) CheckServe(addr string, insecure bool) (Serving, error) {
 	return Serving{Warning: fmt.Sprintf(
 		"warning: learners' clusters cannot be contained here (%s); serving this machine's own learner only, no classes (install bubblewrap, or pass --insecure-clusters)", reason)}, nil
 }
+
+// DefaultServing is how a web adapter serves when told nothing: classes
+// and a console without a sandbox only where clusters are contained.
+func (a *App) DefaultServing() Serving {
+	ok, _ := a.Clusters.Contained()
+	return Serving{Contained: ok, Classes: ok}
+}
+
+// ErrNoClasses is answered to joining or creating a class where the server
+// serves no class (see Serving.Classes).
+var ErrNoClasses = fmt.Errorf("%w: this server serves no class (its operator can install bubblewrap, or start it with --insecure-clusters)", ErrUncontained)
 
 // loopback reports whether addr (host:port) listens on loopback only.
 func loopback(addr string) bool {

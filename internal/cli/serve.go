@@ -72,7 +72,7 @@ machine's own learner on loopback, without classes, unless
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
-				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits})
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving})
 			if err != nil {
 				ln.Close()
 				return err

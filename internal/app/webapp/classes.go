@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
 )
@@ -11,6 +12,9 @@ import (
 // Join puts a learner in the class whose code is code (see
 // class.Service.Join).
 func (w *Web) Join(ctx context.Context, client, code, name string) (*server.Member, error) {
+	if err := w.classesServed(); err != nil {
+		return nil, err
+	}
 	j, err := w.a.Classes.Join(ctx, client, code, name)
 	if err != nil {
 		return nil, joinErr(err)
@@ -20,11 +24,22 @@ func (w *Web) Join(ctx context.Context, client, code, name string) (*server.Memb
 
 // Rejoin lets a member back in with their personal rejoin code.
 func (w *Web) Rejoin(ctx context.Context, client, code string) (*server.Member, error) {
+	if err := w.classesServed(); err != nil {
+		return nil, err
+	}
 	j, err := w.a.Classes.Rejoin(ctx, client, code)
 	if err != nil {
 		return nil, joinErr(err)
 	}
 	return member(j), nil
+}
+
+// classesServed refuses class work where the server serves no class.
+func (w *Web) classesServed() error {
+	if !w.serving.Classes {
+		return classified{app.ErrNoClasses, server.ErrConflict}
+	}
+	return nil
 }
 
 func member(j *class.Joined) *server.Member {

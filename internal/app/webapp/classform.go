@@ -12,6 +12,9 @@ import (
 // CreateClass makes a class from the dashboard's form, as `oplab class
 // create` does from its flags.
 func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.ClassForm) (*server.ClassEntry, error) {
+	if err := w.classesServed(); err != nil {
+		return nil, err
+	}
 	cf, err := classForm(f)
 	if err != nil {
 		return nil, err

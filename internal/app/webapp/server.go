@@ -30,6 +30,8 @@ type ServerConfig struct {
 	Expire session.ExpireOptions
 	// Warm keeps warm sessions ready (see app.PoolOptions).
 	Warm app.PoolOptions
+	// Serving is what app.CheckServe allowed; App.DefaultServing when nil.
+	Serving *app.Serving
 }
 
 // NewServer builds the web server of a single-user oplab on a: its learner
@@ -37,7 +39,7 @@ type ServerConfig struct {
 // sessions; the console, the live streams and /metrics are mounted. close
 // stops the server, then the console and the streams.
 func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Server, close func() error, err error) {
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -40,6 +40,9 @@ type Options struct {
 	// of ended sessions found and deleted; DefaultHousekeepingEvery when
 	// zero.
 	HousekeepingEvery time.Duration
+	// Serving says whether classes are served and whether the console may
+	// run unsandboxed (see app.CheckServe); App.DefaultServing when nil.
+	Serving *app.Serving
 }
 
 // DefaultHousekeepingEvery is how often the server expires sessions and
@@ -56,6 +59,7 @@ type Web struct {
 	views map[string]*server.LabView // by lab and language
 
 	runner  *console.Runner
+	serving app.Serving
 	hub     *stream.Hub
 	watcher *session.Watcher
 	metrics *metrics.Metrics
@@ -79,12 +83,25 @@ func New(ctx context.Context, a *app.App, o Options) (*Web, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Web{a: a, log: o.Logger, render: lesson.New(), views: map[string]*server.LabView{}}
+	if o.Serving != nil {
+		w.serving = *o.Serving
+	} else {
+		w.serving = a.DefaultServing()
+	}
+	// The console's kubectl runs in a sandbox that cannot read the
+	// server's files; without one it runs only where the operator said
+	// --insecure-clusters.
+	sandbox := console.SandboxRequired
+	if w.serving.Insecure {
+		sandbox = console.SandboxAuto
+	}
 	w.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
 	if o.BinDir != "" {
 		r, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger, Limits: o.ConsoleLimits,
 			// exec and debug only mean something where containers run.
-			Policy: console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
+			Policy:  console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
+			Sandbox: sandbox,
 		})
 		if err != nil {
 			// The rest of the page works without a console; it says so.
