@@ -44,6 +44,7 @@ func newClusterCreateCmd(g *globals) *cobra.Command {
 			}
 			name := args[0]
 			out := cmd.OutOrStdout()
+			warnUncontained(cmd.ErrOrStderr(), p)
 			fmt.Fprintf(out, "Creating cluster %q (%s provider)\n", name, p.Info().Name)
 			start := time.Now()
 			opts := []cluster.CreateOption{cluster.CreateWithProgress(progressPrinter(out))}
@@ -216,4 +217,13 @@ func newClusterDeleteCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "delete every cluster")
 	return cmd
+}
+
+// warnUncontained says, in one line, when new clusters of p are not
+// contained: on a machine of one's own the CLI goes on, but the cluster
+// can then reach this machine's files and network.
+func warnUncontained(w io.Writer, p *cluster.Provider) {
+	if ok, why := p.Contained(); !ok {
+		fmt.Fprintf(w, "warning: this cluster runs unconfined (%v): anything it is made to do can reach this machine's files and network\n", why)
+	}
 }

@@ -105,6 +105,7 @@ oplab lab stop.`,
 				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
 				progress = sessionPrinter(out, s)
 			}
+			warnUncontained(cmd.ErrOrStderr(), a.Clusters)
 			start := time.Now()
 			st, err := a.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
 			if err != nil {
