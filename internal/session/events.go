@@ -19,7 +19,7 @@ const (
 	KindRecovered = "recovered" // AttemptData: every goal passed (T1, time to recovery)
 	KindHint      = "hint"      // HintData: a hint was shown
 	KindReset     = "reset"     // AttemptData: the exercise was reset
-	KindQuiz      = "quiz"      // QuizData: a quiz was answered and graded
+	KindQuiz      = "quiz"      // QuizData: a quiz was answered (graded, or kept after its grade was final)
 	KindCluster   = "cluster"   // ClusterData: the cluster was created or deleted
 	KindWatch     = "watch"     // WatchData: a Watcher saw the goals come to hold, or stop holding
 	// KindQueue is never recorded: a start waiting for room on the

@@ -50,7 +50,7 @@ const (
 )
 
 // Result is the outcome that counts of one graded item of a session: an
-// exercise (its latest check) or a quiz (its latest answers).
+// exercise (its latest check) or a quiz (its last graded answers).
 type Result struct {
 	Kind   string `json:"kind"` // ResultExercise or ResultQuiz
 	Item   string `json:"item"` // exercise or quiz id
