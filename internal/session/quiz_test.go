@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -26,24 +28,15 @@ func answersFor(q *quiz.Quiz, wrong ...string) quiz.Answers {
 			continue
 		}
 		for _, c := range qq.Choices {
-			if c.Correct != containsStr(wrong, qq.ID) {
+			if c.Correct != slices.Contains(wrong, qq.ID) {
 				a[qq.ID] = append(a[qq.ID], c.ID)
-				if containsStr(wrong, qq.ID) {
+				if slices.Contains(wrong, qq.ID) {
 					break
 				}
 			}
 		}
 	}
 	return a
-}
-
-func containsStr(list []string, s string) bool {
-	for _, l := range list {
-		if l == s {
-			return true
-		}
-	}
-	return false
 }
 
 // seedAs stores a session of learner, created at the given time.
@@ -179,7 +172,7 @@ func TestQuizRefusesSubmissions(t *testing.T) {
 		{"unknown choice", "failover", quiz.Answers{first: {"zz"}}, `"zz" is not a choice`, quiz.ErrBadAnswer},
 		{"empty", "failover", quiz.Answers{}, "answer every question", quiz.ErrBadAnswer},
 		{"empty, the session's quiz by default", "", quiz.Answers{}, "answer every question", quiz.ErrBadAnswer},
-		{"partial", "failover", partial, "1 of " + itoa(len(q.Questions)) + " not answered: " + second, quiz.ErrBadAnswer},
+		{"partial", "failover", partial, "1 of " + strconv.Itoa(len(q.Questions)) + " not answered: " + second, quiz.ErrBadAnswer},
 	}
 	for _, tt := range tests {
 		out, err := f.m.Quiz(ctx, "s", tt.quiz, tt.answers)
@@ -201,8 +194,6 @@ func TestQuizRefusesSubmissions(t *testing.T) {
 		t.Errorf("view after refused answers: got %+v, %v; want attempt 0, no grade, no answers", v, err)
 	}
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // TestQuizGradedOnce: the first submission is the grade. A second one,
 // in the same session or in a new session of the lab, is kept on the
