@@ -17,7 +17,7 @@ func (w *Web) Join(ctx context.Context, client, code, name string) (*server.Memb
 	}
 	j, err := w.a.Classes.Join(ctx, client, code, name)
 	if err != nil {
-		return nil, joinErr(err)
+		return nil, joinErr(w.counted(err))
 	}
 	return member(j), nil
 }
@@ -29,7 +29,7 @@ func (w *Web) Rejoin(ctx context.Context, client, code string) (*server.Member, 
 	}
 	j, err := w.a.Classes.Rejoin(ctx, client, code)
 	if err != nil {
-		return nil, joinErr(err)
+		return nil, joinErr(w.counted(err))
 	}
 	return member(j), nil
 }

@@ -2,7 +2,9 @@ package webapp
 
 import (
 	"errors"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"oplab.dev/oplab/internal/app"
@@ -83,6 +85,11 @@ func TestClassRefusalsReachTheServer(t *testing.T) {
 	var r *server.Refusal
 	if !errors.As(err, &r) || r.Reason != server.RefusalTooMany || r.Retry <= 0 {
 		t.Errorf("after %d wrong codes: got %v, want %s with a wait", class.DefaultFailureBurst, err, server.RefusalTooMany)
+	}
+	rec := httptest.NewRecorder()
+	w.Metrics().Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if want := `oplab_refusals_total{reason="rate_limit"} 1`; !strings.Contains(rec.Body.String(), want) {
+		t.Errorf("/metrics after one refusal for too many codes: want %s", want)
 	}
 }
 

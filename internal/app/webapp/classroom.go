@@ -43,7 +43,7 @@ func classErr(err error) error {
 func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*server.SignIn, error) {
 	si, err := w.a.Classes.SignInInstructor(ctx, class.Attempt{Client: cr.Client, Name: cr.Name, Password: cr.Password, Device: cr.Device})
 	if err != nil {
-		return nil, classErr(err)
+		return nil, classErr(w.counted(err))
 	}
 	return signIn(si), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
 )
 
@@ -38,4 +39,14 @@ func (w *Web) SignOut(ctx context.Context, id string) error {
 
 func signIn(si *class.SignIn) *server.SignIn {
 	return &server.SignIn{ID: si.ID, Learner: si.Learner, Instructor: si.Instructor, Admin: si.Admin, Expires: si.Expires}
+}
+
+// counted counts err in the metrics when it refuses too many attempts
+// (wrong codes or passwords, or sign-ins beyond the hashing gate), so a
+// flood shows on /metrics; it returns err.
+func (w *Web) counted(err error) error {
+	if errors.Is(err, class.ErrTooManyAttempts) {
+		w.metrics.Refused(metrics.RefusedRateLimit)
+	}
+	return err
 }
