@@ -1,7 +1,10 @@
 package class
 
 import (
+	"errors"
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
 	"time"
 )
@@ -158,5 +161,42 @@ func BenchmarkVerify(b *testing.B) {
 		if _, err := f.svc.Verify(b.Context(), "bench", "grace", "long enough password"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCodesCountedAsTheyArrive: wrong codes sent at once from one address
+// are counted before their lookup, so exactly the allowance is looked up
+// and every other one is refused with a wait, rejoin codes alike.
+func TestCodesCountedAsTheyArrive(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, Options{FailureBurst: 3, FailureEvery: time.Hour})
+	f.create(t, ada, Spec{Name: "morning"})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]int{}
+	for i := range 100 {
+		wg.Go(func() {
+			var err error
+			if i%2 == 0 {
+				_, err = f.svc.Join(t.Context(), "2001:db8::1", fmt.Sprint("WRONG", i), "x")
+			} else {
+				// Another address of the same /64.
+				_, err = f.svc.Rejoin(t.Context(), "2001:db8::2", fmt.Sprint("WRONG", i))
+			}
+			kind := fmt.Sprint(err)
+			switch {
+			case errors.Is(err, ErrBadCode):
+				kind = "looked up"
+			case errors.Is(err, ErrTooManyAttempts):
+				kind = "refused"
+			}
+			mu.Lock()
+			got[kind]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if want := map[string]int{"looked up": 3, "refused": 97}; !maps.Equal(got, want) {
+		t.Errorf("100 wrong codes at once from one /64: got %v, want %v", got, want)
 	}
 }

@@ -168,3 +168,28 @@ func TestRemoveInstructor(t *testing.T) {
 		t.Errorf("grace signs in after removal: got %v, want ErrBadCredentials", err)
 	}
 }
+
+// BenchmarkSignedIn measures the check every signed-in request makes: a
+// class member's sign-in, read with their membership and class from a
+// SQLite file.
+func BenchmarkSignedIn(b *testing.B) {
+	f := newFixture(b, Options{})
+	ctx := b.Context()
+	c, err := f.svc.Create(ctx, ada, Spec{Name: "bench", Labs: []string{"failover"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	j, err := f.svc.Join(ctx, "10.0.0.1", c.JoinCode, "Alice")
+	if err != nil {
+		b.Fatal(err)
+	}
+	si, err := f.svc.SignInLearner(ctx, j.Learner)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := f.svc.SignedIn(ctx, si.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
