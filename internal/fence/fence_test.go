@@ -526,6 +526,12 @@ func learnerAttempts(node string) []attempt {
 			return err
 		}, "oplab-namespaces"},
 		{"the operator's image", patch(resourceIn(deploymentsGVR, "oplab-system"), "pg-operator", `{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"mine"}]}}}}`), "oplab-namespaces"},
+		// On embedded there is no local-path-storage: were a learner to make
+		// it, its ServiceAccounts' tokens would be trusted.
+		{"make namespace local-path-storage", func(ctx context.Context, c clients) error {
+			_, err := c.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "local-path-storage"}}, dryCreate)
+			return err
+		}, "oplab-namespaces"},
 		{"delete namespace oplab-system", func(ctx context.Context, c clients) error {
 			return c.cs.CoreV1().Namespaces().Delete(ctx, "oplab-system", dryDelete)
 		}, "oplab-namespaces"},
