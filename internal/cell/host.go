@@ -2,7 +2,6 @@ package cell
 
 import (
 	"context"
-	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -217,10 +216,10 @@ func (s Spec) bwrapArgs(infoFD int, source func(string) string) []string {
 	dyn := false
 	for _, p := range progs {
 		args = append(args, "--ro-bind", source(p), p)
-		dyn = dyn || dynamic(p)
+		dyn = dyn || Dynamic(p)
 	}
 	if dyn {
-		args = append(args, systemBinds()...)
+		args = append(args, SystemBinds()...)
 	}
 	if infoFD >= 0 {
 		args = append(args, "--info-fd", strconv.Itoa(infoFD))
@@ -232,50 +231,6 @@ func (s Spec) bwrapArgs(infoFD int, source func(string) string) []string {
 func (s Spec) covers(path string) bool {
 	for _, p := range s.Programs {
 		if rel, err := filepath.Rel(p, path); err == nil && !strings.HasPrefix(rel, "..") {
-			return true
-		}
-	}
-	return false
-}
-
-// systemBinds binds the host's /usr read-only, with /lib, /lib64, /bin and
-// /sbin as the host has them (links on a merged-/usr system): a dynamically
-// linked program needs the loader and libc. They hold public files only.
-func systemBinds() []string {
-	args := []string{"--ro-bind", "/usr", "/usr"}
-	for _, p := range []string{"/lib", "/lib64", "/bin", "/sbin"} {
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-		case fi.Mode()&os.ModeSymlink != 0:
-			if target, err := os.Readlink(p); err == nil {
-				args = append(args, "--symlink", target, p)
-			}
-		case fi.IsDir():
-			args = append(args, "--ro-bind", p, p)
-		}
-	}
-	return args
-}
-
-// dynamic reports whether the program, or a program in the directory prog,
-// needs a dynamic loader.
-func dynamic(prog string) bool {
-	if entries, err := os.ReadDir(prog); err == nil {
-		for _, e := range entries {
-			if e.Type().IsRegular() && dynamic(filepath.Join(prog, e.Name())) {
-				return true
-			}
-		}
-		return false
-	}
-	f, err := elf.Open(prog)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
 			return true
 		}
 	}

@@ -2,15 +2,11 @@ package cluster_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,81 +32,12 @@ import (
 // the end. The same attempts against an unconfined cluster must escape, or
 // the suite proves nothing: TestCellWallsHoldOnlyWithCells checks that.
 
-// canaries are the host's things a cluster must not reach.
-type canaries struct {
-	secret  string // content of every canary file
-	dataDir string // the provider's data directory
-	file    string // a file in the data directory
-	tmpFile string // a file under /tmp
-	tmpDir  string // a directory under /tmp, with a file in it
-	port    int    // a loopback port that counts connections
-	conns   *atomic.Int64
-}
-
-func newCanaries(t *testing.T, dataDir string) *canaries {
-	t.Helper()
-	b := make([]byte, 16)
-	rand.Read(b)
-	c := &canaries{secret: "canary-" + hex.EncodeToString(b), dataDir: dataDir, conns: new(atomic.Int64)}
-	c.file = filepath.Join(dataDir, "server.key")
-	if err := os.WriteFile(c.file, []byte(c.secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp("/tmp", "oplab-canary-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	c.tmpFile = filepath.Join(tmp, "secret")
-	c.tmpDir = filepath.Join(tmp, "dir")
-	if err := os.WriteFile(c.tmpFile, []byte(c.secret+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(c.tmpDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(c.tmpDir, "keep"), []byte(c.secret), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c.port = l.Addr().(*net.TCPAddr).Port
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.conns.Add(1)
-			conn.Close()
-		}
-	}()
-	return c
-}
-
-// intact reports what of the canaries was touched.
-func (c *canaries) touched() []string {
-	var out []string
-	for _, f := range []string{c.file, c.tmpFile, filepath.Join(c.tmpDir, "keep")} {
-		if data, err := os.ReadFile(f); err != nil || !strings.Contains(string(data), c.secret) {
-			out = append(out, "file "+f+" changed or removed")
-		}
-	}
-	if n := c.conns.Load(); n > 0 {
-		out = append(out, fmt.Sprintf("%d connection(s) to the host's port %d", n, c.port))
-	}
-	return out
-}
-
 // attempt is one thing a learner's admin rights let them try.
 type attempt struct {
 	name string
 	// try makes the attempt and reports whether it reached the host: read
 	// a canary, removed one, or connected to the canary port.
-	try func(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *canaries) (escaped bool, detail string)
+	try func(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *clustertest.Canaries) (escaped bool, detail string)
 }
 
 var attempts = []attempt{
@@ -122,16 +49,16 @@ var attempts = []attempt{
 
 // runAttempts creates a cluster with p and makes every attempt; it returns
 // the attempts that escaped.
-func runAttempts(t *testing.T, p *cluster.Provider, data string, can *canaries) map[string]string {
+func runAttempts(t *testing.T, p *cluster.Provider, data string, can *clustertest.Canaries) map[string]string {
 	c := clustertest.Create(t, p, data, clustertest.UniqueName("cell"))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	escaped := map[string]string{}
 	for _, a := range attempts {
-		before := can.conns.Load()
+		before := can.Connections()
 		ok, detail := a.try(ctx, t, c, can)
-		if can.conns.Load() > before {
-			ok, detail = true, detail+fmt.Sprintf(" (%d connection(s) to the canary port)", can.conns.Load()-before)
+		if can.Connections() > before {
+			ok, detail = true, detail+fmt.Sprintf(" (%d connection(s) to the canary port)", can.Connections()-before)
 		}
 		t.Logf("%s: escaped=%v %s", a.name, ok, detail)
 		if ok {
@@ -147,11 +74,11 @@ func runAttempts(t *testing.T, p *cluster.Provider, data string, can *canaries) 
 func TestCellWalls(t *testing.T) {
 	p, data := clustertest.NewProvider(t)
 	requireContained(t, p)
-	can := newCanaries(t, data)
+	can := clustertest.PlantCanaries(t, data)
 	for name, detail := range runAttempts(t, p, data, can) {
 		t.Errorf("%s: the cell let it reach the host: %s", name, detail)
 	}
-	if touched := can.touched(); len(touched) > 0 {
+	if touched := can.Touched(); len(touched) > 0 {
 		t.Errorf("canaries touched: %s", strings.Join(touched, "; "))
 	}
 }
@@ -170,7 +97,7 @@ func TestCellWallsHoldOnlyWithCells(t *testing.T) {
 	if ok, _ := p.Contained(); ok {
 		t.Fatal("a provider with ConfineOff says its clusters are contained")
 	}
-	can := newCanaries(t, data)
+	can := clustertest.PlantCanaries(t, data)
 	escaped := runAttempts(t, p, data, can)
 	for _, a := range attempts {
 		if _, ok := escaped[a.name]; !ok {
@@ -185,7 +112,7 @@ func TestCellWallsHoldOnlyWithCells(t *testing.T) {
 func TestCellProcesses(t *testing.T) {
 	p, data := clustertest.NewProvider(t)
 	requireContained(t, p)
-	can := newCanaries(t, data)
+	can := clustertest.PlantCanaries(t, data)
 	c := clustertest.Create(t, p, data, clustertest.UniqueName("proc"))
 	st, err := p.Status(context.Background(), c.Name)
 	if err != nil {
@@ -227,7 +154,7 @@ func TestCellProcesses(t *testing.T) {
 		if _, err := os.Stat(root + filepath.Dir(c.Kubeconfig)); err != nil {
 			t.Errorf("%s (pid %d) does not see its own directory: %v", comp.Name, pid, err)
 		}
-		for _, hidden := range []string{can.file, can.tmpFile, "/root", "/home", filepath.Join(data, "clusters")} {
+		for _, hidden := range []string{can.File, can.TmpFile, "/root", "/home", filepath.Join(data, "clusters")} {
 			if hidden == filepath.Join(data, "clusters") {
 				// Its own cluster is in there, and nothing else.
 				entries, _ := os.ReadDir(root + hidden)
@@ -293,7 +220,7 @@ var clusterLogsGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version
 
 // tryClusterLogs points KWOK's log of a pod at the canary files and reads
 // the pod's log.
-func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *canaries) (bool, string) {
+func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *clustertest.Canaries) (bool, string) {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -303,7 +230,7 @@ func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, c
 		t.Fatal(err)
 	}
 	var out []string
-	for i, file := range []string{can.file, can.tmpFile} {
+	for i, file := range []string{can.File, can.Kubeconfig, can.TmpFile} {
 		name := fmt.Sprintf("reader-%d", i)
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "ClusterLogs",
@@ -337,7 +264,7 @@ func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, c
 			}
 			return true, nil
 		})
-		if strings.Contains(last, can.secret) {
+		if strings.Contains(last, can.Secret) {
 			return true, "the pod's log showed " + file
 		}
 		out = append(out, fmt.Sprintf("%s: %.120s", filepath.Base(file), last))
@@ -347,7 +274,7 @@ func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, c
 
 // tryHostPathDelete binds a claim to a hostPath volume on the canary
 // directory with the Delete reclaim policy, and deletes the claim.
-func tryHostPathDelete(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *canaries) (bool, string) {
+func tryHostPathDelete(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *clustertest.Canaries) (bool, string) {
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{Name: "escape-hostpath"},
 		Spec: corev1.PersistentVolumeSpec{
@@ -355,7 +282,7 @@ func tryHostPathDelete(ctx context.Context, t *testing.T, c *clustertest.Cluster
 			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
 			StorageClassName:              "escape",
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: can.tmpDir}},
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: can.TmpDir}},
 		},
 	}
 	if _, err := c.Client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
@@ -395,16 +322,16 @@ func tryHostPathDelete(ctx context.Context, t *testing.T, c *clustertest.Cluster
 		phase = got.Status.Phase
 		return phase == corev1.VolumeFailed, nil
 	})
-	if _, err := os.Stat(can.tmpDir); err != nil {
-		return true, fmt.Sprintf("the volume went %s and %s is gone", phase, can.tmpDir)
+	if _, err := os.Stat(can.TmpDir); err != nil {
+		return true, fmt.Sprintf("the volume went %s and %s is gone", phase, can.TmpDir)
 	}
-	return false, fmt.Sprintf("the volume went %s; %s is intact", phase, can.tmpDir)
+	return false, fmt.Sprintf("the volume went %s; %s is intact", phase, can.TmpDir)
 }
 
 // tryWebhook registers a validating webhook at the canary port and makes an
 // object it intercepts.
-func tryWebhook(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *canaries) (bool, string) {
-	url := fmt.Sprintf("https://127.0.0.1:%d/validate", can.port)
+func tryWebhook(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *clustertest.Canaries) (bool, string) {
+	url := fmt.Sprintf("https://127.0.0.1:%d/validate", can.Port)
 	hook := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: "escape"},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
@@ -423,8 +350,8 @@ func tryWebhook(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *
 	defer c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, hook.Name, metav1.DeleteOptions{})
 	// The API server picks up a new webhook within a second or so: keep
 	// making objects for a few seconds.
-	before := can.conns.Load()
-	for i := 0; i < 10 && can.conns.Load() == before; i++ {
+	before := can.Connections()
+	for i := 0; i < 10 && can.Connections() == before; i++ {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "escape-", Namespace: "default"}}
 		c.Client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{})
 		time.Sleep(500 * time.Millisecond)
@@ -435,12 +362,12 @@ func tryWebhook(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *
 // tryAPIService registers an aggregated API served by a Service of type
 // ExternalName that names localhost at the canary port: the API server's
 // aggregator dials it to check the API's availability.
-func tryAPIService(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *canaries) (bool, string) {
+func tryAPIService(ctx context.Context, t *testing.T, c *clustertest.Cluster, can *clustertest.Canaries) (bool, string) {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "escape", Namespace: "default"},
 		Spec: corev1.ServiceSpec{
 			Type: corev1.ServiceTypeExternalName, ExternalName: "localhost",
-			Ports: []corev1.ServicePort{{Port: int32(can.port)}},
+			Ports: []corev1.ServicePort{{Port: int32(can.Port)}},
 		},
 	}
 	if _, err := c.Client.CoreV1().Services("default").Create(ctx, svc, metav1.CreateOptions{}); err != nil {
@@ -456,7 +383,7 @@ func tryAPIService(ctx context.Context, t *testing.T, c *clustertest.Cluster, ca
 		"metadata": map[string]any{"name": "v1.escape.example.com"},
 		"spec": map[string]any{
 			"group": "escape.example.com", "version": "v1",
-			"service":               map[string]any{"namespace": "default", "name": "escape", "port": int64(can.port)},
+			"service":               map[string]any{"namespace": "default", "name": "escape", "port": int64(can.Port)},
 			"insecureSkipTLSVerify": true, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15),
 		},
 	}}
@@ -464,8 +391,8 @@ func tryAPIService(ctx context.Context, t *testing.T, c *clustertest.Cluster, ca
 		return false, "APIService refused: " + err.Error()
 	}
 	defer dyn.Resource(gvr).Delete(ctx, "v1.escape.example.com", metav1.DeleteOptions{})
-	before := can.conns.Load()
-	for i := 0; i < 20 && can.conns.Load() == before; i++ {
+	before := can.Connections()
+	for i := 0; i < 20 && can.Connections() == before; i++ {
 		c.Client.CoreV1().RESTClient().Get().AbsPath("/apis/escape.example.com/v1").Do(ctx)
 		time.Sleep(250 * time.Millisecond)
 	}

@@ -2,7 +2,6 @@ package console
 
 import (
 	"context"
-	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"oplab.dev/oplab/internal/cell"
 )
 
 // SandboxMode chooses whether commands run under bubblewrap.
@@ -176,47 +177,12 @@ func (s *sandbox) command(ctx context.Context, spec procSpec) *exec.Cmd {
 	for _, p := range []string{"/etc/resolv.conf", "/etc/ssl/certs"} {
 		args = append(args, "--ro-bind-try", p, p)
 	}
-	if spec.system || dynamic(spec.prog) {
-		args = append(args, systemBinds()...)
+	if spec.system || cell.Dynamic(spec.prog) {
+		args = append(args, cell.SystemBinds()...)
 	}
 	args = append(args, "--chdir", boxHome, "--", prog)
 	c := exec.CommandContext(ctx, s.bwrap, append(args, spec.args...)...)
 	c.Env = spec.env(boxHome, boxBin)
 	c.Dir = spec.dir
 	return c
-}
-
-// systemBinds binds the host's /usr read-only, with /lib, /lib64, /bin and
-// /sbin as the host has them (links on a merged-/usr system).
-func systemBinds() []string {
-	args := []string{"--ro-bind", "/usr", "/usr"}
-	for _, p := range []string{"/lib", "/lib64", "/bin", "/sbin"} {
-		fi, err := os.Lstat(p)
-		switch {
-		case err != nil:
-		case fi.Mode()&os.ModeSymlink != 0:
-			if target, err := os.Readlink(p); err == nil {
-				args = append(args, "--symlink", target, p)
-			}
-		case fi.IsDir():
-			args = append(args, "--ro-bind", p, p)
-		}
-	}
-	return args
-}
-
-// dynamic reports whether the program needs a dynamic loader (and so the
-// host's libraries) to run.
-func dynamic(prog string) bool {
-	f, err := elf.Open(prog)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return true
-		}
-	}
-	return false
 }

@@ -1,18 +1,13 @@
 package webapp
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/console"
 )
 
@@ -31,7 +26,7 @@ import (
 // escape there.
 func TestEscapeThroughConsole(t *testing.T) {
 	s := newConsoleSession(t)
-	can := plantCanaries(t, s.data)
+	can := clustertest.PlantCanaries(t, s.data)
 
 	// The console refuses a line (console.ErrRefused), or the API server
 	// answers Forbidden (RBAC or a fence policy).
@@ -45,13 +40,13 @@ metadata: {name: steal}
 spec:
   selector: {matchNamespaces: [default]}
   logs: [{containers: [c], logsFile: %q}]
-`, can.file)},
+`, can.File)},
 		{"KWOK Logs reading another learner's kubeconfig", "kubectl apply -f -", fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Logs
 metadata: {name: steal, namespace: default}
 spec:
   logs: [{containers: [c], logsFile: %q}]
-`, can.kubeconfig)},
+`, can.Kubeconfig)},
 		{"a hostPath volume on a host directory, deleted with its claim", "kubectl apply -f -", fmt.Sprintf(`apiVersion: v1
 kind: PersistentVolume
 metadata: {name: steal}
@@ -60,7 +55,7 @@ spec:
   accessModes: [ReadWriteOnce]
   persistentVolumeReclaimPolicy: Delete
   hostPath: {path: %q}
-`, can.dir)},
+`, can.TmpDir)},
 		{"a webhook calling the host's loopback", "kubectl apply -f -", fmt.Sprintf(`apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: steal}
@@ -70,7 +65,7 @@ webhooks:
   rules: [{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps]}]
   sideEffects: None
   admissionReviewVersions: [v1]
-`, can.port)},
+`, can.Port)},
 		{"an aggregated API served by localhost", "kubectl apply -f -", fmt.Sprintf(`apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata: {name: v1.steal.example.com}
@@ -81,7 +76,7 @@ spec:
   insecureSkipTLSVerify: true
   groupPriorityMinimum: 1000
   versionPriority: 15
-`, can.port)},
+`, can.Port)},
 		{"a privileged pod with the host's namespaces and root", "kubectl apply -f -", `apiVersion: v1
 kind: Pod
 metadata: {name: steal, namespace: default}
@@ -99,10 +94,10 @@ reason: SwitchoverComplete
 message: forged
 type: Normal
 `},
-		{"kubectl against another kubeconfig", "kubectl get pods --kubeconfig " + can.kubeconfig, ""},
-		{"kubectl against the host's loopback", fmt.Sprintf("kubectl get pods --server https://127.0.0.1:%d", can.port), ""},
+		{"kubectl against another kubeconfig", "kubectl get pods --kubeconfig " + can.Kubeconfig, ""},
+		{"kubectl against the host's loopback", fmt.Sprintf("kubectl get pods --server https://127.0.0.1:%d", can.Port), ""},
 		{"kubectl proxy", "kubectl proxy --port 0", ""},
-		{"kubectl cp from a host path", "kubectl cp " + can.file + " default/x:/tmp/x", ""},
+		{"kubectl cp from a host path", "kubectl cp " + can.File + " default/x:/tmp/x", ""},
 		{"debug the node", "kubectl debug node/oplab-worker -it --image=busybox", ""},
 		{"act as the operator beyond can-i", "kubectl delete pods --all -A --as=system:serviceaccount:oplab-system:pg-operator", ""},
 	} {
@@ -117,7 +112,7 @@ type: Normal
 			t.Logf("%s: refused: %.160s", a.name, strings.TrimSpace(text))
 		}
 	}
-	if touched := can.touched(); len(touched) > 0 {
+	if touched := can.Touched(); len(touched) > 0 {
 		t.Errorf("canaries touched: %s", strings.Join(touched, "; "))
 	}
 }
@@ -128,64 +123,4 @@ func (s consoleSession) run2(t *testing.T, line, yaml string) (string, error) {
 	var out lockedBuffer
 	err := s.web.Run(t.Context(), s.id, line, yaml, &out)
 	return out.String(), err
-}
-
-type hostCanaries struct {
-	secret, file, kubeconfig, tmpFile, dir string
-	port                                   int
-	conns                                  *atomic.Int64
-}
-
-func plantCanaries(t *testing.T, data string) *hostCanaries {
-	t.Helper()
-	b := make([]byte, 12)
-	rand.Read(b)
-	c := &hostCanaries{secret: "canary-" + hex.EncodeToString(b), conns: new(atomic.Int64)}
-	c.file = filepath.Join(data, "server", "server.key.canary")
-	c.kubeconfig = filepath.Join(data, "clusters", "another-learner", "kubeconfig")
-	tmp, err := os.MkdirTemp("/tmp", "oplab-canary-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(tmp) })
-	c.tmpFile, c.dir = filepath.Join(tmp, "secret"), filepath.Join(tmp, "dir")
-	for _, f := range []string{c.file, c.kubeconfig, c.tmpFile, filepath.Join(c.dir, "keep")} {
-		if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(f, []byte(c.secret), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { os.RemoveAll(filepath.Dir(c.kubeconfig)) })
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	c.port = l.Addr().(*net.TCPAddr).Port
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.conns.Add(1)
-			conn.Close()
-		}
-	}()
-	return c
-}
-
-func (c *hostCanaries) touched() []string {
-	var out []string
-	for _, f := range []string{c.file, c.kubeconfig, c.tmpFile, filepath.Join(c.dir, "keep")} {
-		if b, err := os.ReadFile(f); err != nil || string(b) != c.secret {
-			out = append(out, f+" changed or removed")
-		}
-	}
-	if n := c.conns.Load(); n > 0 {
-		out = append(out, fmt.Sprintf("%d connection(s) to the host's port %d", n, c.port))
-	}
-	return out
 }

@@ -1,0 +1,52 @@
+package cell
+
+import (
+	"debug/elf"
+	"os"
+	"path/filepath"
+)
+
+// SystemBinds are bwrap's options that bind the host's /usr read-only, with
+// /lib, /lib64, /bin and /sbin as the host has them (links on a merged-/usr
+// system): a dynamically linked program needs the loader and libc. They
+// hold public files only. The web console's sandbox uses them too.
+func SystemBinds() []string {
+	args := []string{"--ro-bind", "/usr", "/usr"}
+	for _, p := range []string{"/lib", "/lib64", "/bin", "/sbin"} {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil:
+		case fi.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(p); err == nil {
+				args = append(args, "--symlink", target, p)
+			}
+		case fi.IsDir():
+			args = append(args, "--ro-bind", p, p)
+		}
+	}
+	return args
+}
+
+// Dynamic reports whether the program, or a program in the directory prog,
+// needs a dynamic loader (and so the host's libraries) to run.
+func Dynamic(prog string) bool {
+	if entries, err := os.ReadDir(prog); err == nil {
+		for _, e := range entries {
+			if e.Type().IsRegular() && Dynamic(filepath.Join(prog, e.Name())) {
+				return true
+			}
+		}
+		return false
+	}
+	f, err := elf.Open(prog)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
+}
