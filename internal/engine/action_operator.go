@@ -14,8 +14,13 @@ import (
 )
 
 // installer returns the operator's installer for the target, bounded by
-// the deadline of ctx.
+// the deadline of ctx. The installer acts with the cluster's admin
+// credentials (from the provider), so an Engine acting as the learner has
+// none: a shortcut that installs the operator is not one a learner can take.
 func (e *Engine) installer(ctx context.Context) (*install.Installer, error) {
+	if e.learner {
+		return nil, fmt.Errorf("install the operator: a learner cannot, it takes the cluster's admin: %w", ErrUnsupported)
+	}
 	if e.t.Provider == nil {
 		return nil, fmt.Errorf("install the operator: no cluster provider: %w", ErrUnsupported)
 	}

@@ -118,3 +118,13 @@ func TestRefusal(t *testing.T) {
 		}
 	}
 }
+
+// The installer takes the cluster's admin credentials from the provider,
+// so an Engine acting as the learner refuses to install: a shortcut that
+// did would not be one a learner can take.
+func TestLearnerCannotInstall(t *testing.T) {
+	e := &Engine{learner: true}
+	if err := e.installOperator(t.Context(), &lab.InstallOperator{}); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("install as the learner: got %v, want ErrUnsupported", err)
+	}
+}

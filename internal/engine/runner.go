@@ -34,6 +34,9 @@ type Engine struct {
 	// realPods: the provider's pods run containers, so the instances are
 	// real PostgreSQL servers (see serversReal).
 	realPods bool
+	// learner: the Engine acts as the learner (asLearner), with nothing of
+	// the admin's.
+	learner bool
 }
 
 // RealContainersPace is how much longer actions and checks may take on a

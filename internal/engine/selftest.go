@@ -126,7 +126,12 @@ func (e *Engine) asLearner(ctx context.Context) (*Engine, error) {
 	}
 	t := e.t
 	t.Config, t.Logs = cfg, e.logs
-	return New(t)
+	le, err := New(t)
+	if err != nil {
+		return nil, err
+	}
+	le.learner = true
+	return le, nil
 }
 
 // selfTestExercise self-tests exercise ex; learner tries its shortcuts.
