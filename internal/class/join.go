@@ -125,15 +125,15 @@ func (s *Service) Membership(ctx context.Context, learner string) (*Joined, erro
 	return joined(c, m), nil
 }
 
-// byCode finds a class by a code with find, counting the attempt
-// against client before the lookup, so codes sent at once are counted as
-// they arrive; a right code gives its attempt back. A client out of
-// attempts is refused before the lookup, so the answer does not depend
-// on whether its code is right.
+// byCode finds a class by a code with find, counting a miss against
+// client (per /64 for IPv6). A client with too many misses is refused
+// before the lookup, so the answer does not depend on whether its code
+// is right. Every miss is counted, those sent at once too: the client
+// then waits until each is paid back (see limiter).
 func (s *Service) byCode(ctx context.Context, client, code string, find func(context.Context, string) (store.Class, error)) (store.Class, error) {
 	now := s.now()
 	key := clientKey(client)
-	if d := s.fails.take(key, now); d > 0 {
+	if d := s.fails.wait(key, now); d > 0 {
 		s.log.Info("code refused: too many wrong codes", "client", client)
 		return store.Class{}, &WaitError{Wait: d}
 	}
@@ -143,16 +143,12 @@ func (s *Service) byCode(ctx context.Context, client, code string, find func(con
 	if code != "" && len(code) <= 64 {
 		c, err = find(ctx, code)
 	}
-	switch {
-	case errors.Is(err, store.ErrNotFound):
+	if errors.Is(err, store.ErrNotFound) {
+		s.fails.charge(key, now)
 		s.log.Info("wrong code", "client", client)
 		return c, fmt.Errorf("%w: check the code and try again", ErrBadCode)
-	case err != nil:
-		s.fails.refund(key, now)
-		return c, err
 	}
-	s.fails.refund(key, now)
-	return c, nil
+	return c, err
 }
 
 // windowOpen checks that c is not closed and that now is inside its

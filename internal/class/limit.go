@@ -22,11 +22,17 @@ const (
 )
 
 // limiter counts attempts per key (a client's address, an instructor's
-// name) with a token bucket each. An attempt takes a token before it is
-// evaluated, so attempts sent at once are counted as they arrive, not
-// when they fail; a key without a token is refused until one comes back.
-// A success gives its token back, so a learner who types the right code
-// is never slowed.
+// name) with a token bucket each; a key without a token is refused until
+// one comes back, and successes cost nothing. It counts in one of two
+// ways:
+//   - take before the attempt is evaluated, refund after a success: for
+//     passwords, whose evaluation (a 64 MiB hash) is what must be
+//     bounded, so attempts sent at once are counted as they arrive;
+//   - wait before, charge after a failure, into debt: for codes, whose
+//     lookup is cheap, so that a roomful of right codes sent at once from
+//     one school's address is never refused for attempts still in
+//     flight, while every wrong one sent at once is still counted and
+//     paid back in time before the next is looked up.
 type limiter struct {
 	mu    sync.Mutex
 	every time.Duration
@@ -92,6 +98,20 @@ func (l *limiter) take(key string, now time.Time) time.Duration {
 	}
 	b.tokens, b.at = t-1, now
 	return 0
+}
+
+// charge counts a failed attempt by key, going into debt when key has no
+// token left (attempts that passed wait together, then failed).
+func (l *limiter) charge(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.keys[key]
+	if !ok {
+		l.makeRoom(now)
+		b = &bucket{tokens: float64(l.burst), at: now}
+		l.keys[key] = b
+	}
+	b.tokens, b.at = l.level(b, now)-1, now
 }
 
 // refund gives back an attempt take spent: a success costs nothing, nor
