@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,7 @@ func (e *Engine) eventSeen(ctx context.Context, p *lab.EventSeen, a *Attempt) (b
 	}
 	var other string
 	for _, ev := range evs {
-		if ev.Reason != p.Reason {
+		if ev.Reason != p.Reason || !about(ev.InvolvedObject, p.Target) {
 			continue
 		}
 		other = ev.Message
@@ -98,6 +99,27 @@ func (e *Engine) eventSeen(ctx context.Context, p *lab.EventSeen, a *Attempt) (b
 		return false, fmt.Sprintf("%s events were recorded, but none says %q (one says: %s)", p.Reason, p.Message, clip(other, 200))
 	}
 	return false, fmt.Sprintf("no %s event was recorded since the exercise started", p.Reason)
+}
+
+// about reports whether an event's object is the target's PostgresCluster
+// or one of its objects: in its namespace, and named after it — the
+// PostgresCluster and its StatefulSet by its name, its pods <cluster>-N,
+// its Services <cluster>-rw and -ro, its claims <volume>-<cluster>-N. A
+// decoy cluster's name can contain the target's, so a PostgresCluster and
+// a pod must match exactly.
+func about(obj corev1.ObjectReference, t lab.Target) bool {
+	if obj.Namespace != namespace(t) {
+		return false
+	}
+	name, c := obj.Name, t.Cluster
+	switch obj.Kind {
+	case "PostgresCluster", "StatefulSet":
+		return name == c
+	case "Pod":
+		n, ok := strings.CutPrefix(name, c+"-")
+		return ok && n != "" && strings.Trim(n, "0123456789") == ""
+	}
+	return name == c || strings.HasPrefix(name, c+"-") || strings.Contains(name, "-"+c+"-")
 }
 
 // logLineSeen passes when the operator logged a matching line since the

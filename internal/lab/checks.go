@@ -182,6 +182,11 @@ type SameCluster struct {
 // EventSeen passes when an event with Reason (and a message matching
 // Message) was recorded since the exercise started.
 type EventSeen struct {
+	// Target is the cluster the event must be about: the PostgresCluster
+	// itself or one of its objects (named after it), in its namespace. A
+	// genuine event about another cluster — a decoy the learner made and
+	// switched over — is not evidence about this one.
+	Target  `yaml:",inline"`
 	Reason  string `yaml:"reason"`
 	Message string `yaml:"message,omitempty"`
 }
