@@ -68,6 +68,15 @@ func TestInstructorCommands(t *testing.T) {
 	if _, err := svc.Verify(t.Context(), "127.0.0.1", "grace", "grace's password"); err != nil {
 		t.Errorf("verify grace's piped password: %v", err)
 	}
+	if out, err := runIn(t, "", append([]string{"instructor", "remove", "grace"}, flags...)...); err != nil || !strings.Contains(out, "Removed instructor \"grace\"") {
+		t.Fatalf("remove grace: got %q, %v", out, err)
+	}
+	if _, err := svc.Verify(t.Context(), "127.0.0.2", "grace", "grace's password"); err == nil {
+		t.Error("grace signs in after her removal")
+	}
+	if _, err := runIn(t, "", append([]string{"instructor", "remove", "grace"}, flags...)...); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("remove grace twice: got %v, want not found", err)
+	}
 }
 
 func openClasses(t *testing.T, data string) (*class.Service, func()) {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"oplab.dev/oplab/internal/class"
 )
 
 func newInstructorCmd(g *globals) *cobra.Command {
@@ -19,8 +21,32 @@ func newInstructorCmd(g *globals) *cobra.Command {
 		Use:   "instructor",
 		Short: "Manage the instructors who run classes",
 	}
-	cmd.AddCommand(newInstructorAddCmd(g), newInstructorListCmd(g))
+	cmd.AddCommand(newInstructorAddCmd(g), newInstructorListCmd(g), newInstructorRemoveCmd(g))
 	return cmd
+}
+
+func newInstructorRemoveCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove an instructor; their sign-ins end at once",
+		Long: `Remove an instructor. Every browser signed in as them is refused from
+its next request. An instructor who still owns classes is not removed:
+give each class another owner first (oplab class edit CLASS --owner NAME).`,
+		Example: `  oplab instructor remove grace`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			svc, closeStore, err := g.classes(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer closeStore()
+			if err := svc.RemoveInstructor(cmd.Context(), class.LocalAdmin(), args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Removed instructor %q; their sign-ins are withdrawn.\n", args[0])
+			return nil
+		},
+	}
 }
 
 func newInstructorAddCmd(g *globals) *cobra.Command {
