@@ -16,13 +16,17 @@ import (
 )
 
 // programs builds the cell program and a stand-in server into one
-// directory, the programs of the test's cells.
+// directory and returns another of links to them, the programs of the
+// test's cells: a bin directory of links must work as one of files.
 func programs(t *testing.T) (dir, init, answer string) {
 	t.Helper()
-	dir = t.TempDir()
+	built, dir := t.TempDir(), t.TempDir()
 	for name, pkg := range map[string]string{"cell": "oplab.dev/oplab/cmd/cell", "answer": "./testdata/answer"} {
-		if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(built, name), pkg).CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+		if err := os.Symlink(filepath.Join(built, name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
 		}
 	}
 	return dir, filepath.Join(dir, "cell"), filepath.Join(dir, "answer")

@@ -47,10 +47,7 @@ func (s Spec) stagedPaths() []string {
 	for _, name := range etcNames() {
 		paths = append(paths, filepath.Join(etcDir(s.Dir), name))
 	}
-	if !s.covers(s.Init) {
-		paths = append(paths, s.Init)
-	}
-	return append(paths, s.Programs...)
+	return append(paths, s.programs()...)
 }
 
 // hold returns the arguments of "cell hold" that stage s's paths and run

@@ -209,12 +209,8 @@ func (s Spec) bwrapArgs(infoFD int, source func(string) string) []string {
 	for _, name := range etcNames() {
 		args = append(args, "--ro-bind", source(filepath.Join(etcDir(s.Dir), name)), "/etc/"+name)
 	}
-	progs := s.Programs
-	if !s.covers(s.Init) {
-		progs = append([]string{s.Init}, progs...)
-	}
 	dyn := false
-	for _, p := range progs {
+	for _, p := range s.programs() {
 		args = append(args, "--ro-bind", source(p), p)
 		dyn = dyn || Dynamic(p)
 	}
@@ -227,9 +223,37 @@ func (s Spec) bwrapArgs(infoFD int, source func(string) string) []string {
 	return append(args, "--chdir", s.Dir)
 }
 
-// covers reports whether path is one of s.Programs or inside one of them.
-func (s Spec) covers(path string) bool {
+// programs are the paths of programs the cell binds read-only: Init and
+// s.Programs, and the files that links in a directory of s.Programs point
+// to, which a link in the cell could not reach otherwise (a bin directory
+// of links to the real programs).
+func (s Spec) programs() []string {
+	var out []string
+	if !covers(s.Programs, s.Init) {
+		out = append(out, s.Init)
+	}
+	out = append(out, s.Programs...)
 	for _, p := range s.Programs {
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			continue // a file, not a directory
+		}
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			target, err := filepath.EvalSymlinks(filepath.Join(p, e.Name()))
+			if err == nil && !covers(out, target) {
+				out = append(out, target)
+			}
+		}
+	}
+	return out
+}
+
+// covers reports whether path is one of paths or inside one of them.
+func covers(paths []string, path string) bool {
+	for _, p := range paths {
 		if rel, err := filepath.Rel(p, path); err == nil && !strings.HasPrefix(rel, "..") {
 			return true
 		}

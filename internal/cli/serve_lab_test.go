@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/quiz"
 )
 
 // TestServeRunsTheFailoverLab plays the failover lab through the server's
@@ -117,9 +120,29 @@ func TestServeRunsTheFailoverLab(t *testing.T) {
 	if res.RecoveryMs <= 0 {
 		t.Errorf("check passed with recovery %d, want a time to recovery", res.RecoveryMs)
 	}
+	// Every question must be answered: the choice questions rightly, the
+	// cluster questions with a wrong name.
+	fq, errs := quiz.Load(course.Embedded().Quizzes, "failover")
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	answers := map[string][]string{}
+	want := 0
+	for _, qq := range fq.Questions {
+		if qq.Type == quiz.Cluster {
+			answers[qq.ID] = []string{"pod/nobody"}
+			continue
+		}
+		want++
+		for _, c := range qq.Choices {
+			if c.Correct {
+				answers[qq.ID] = append(answers[qq.ID], c.ID)
+			}
+		}
+	}
 	var q struct{ Correct, Total int }
-	if code := post("/api/sessions/"+st.ID+"/quiz", map[string]any{"answers": map[string][]string{"fence-first": {"a"}}}, &q); code != http.StatusOK || q.Correct < 1 {
-		t.Errorf("quiz: got %d %+v, want fence-first correct", code, q)
+	if code := post("/api/sessions/"+st.ID+"/quiz", map[string]any{"answers": answers}, &q); code != http.StatusOK || q.Correct != want || q.Total != len(fq.Questions) {
+		t.Errorf("quiz: got %d %+v, want %d of %d correct (the choice questions)", code, q, want, len(fq.Questions))
 	}
 	// The CLI sees the session the browser started.
 	stdout, _, err := run(t, "lab", "status", "-o", "json", "--data-dir", data, "--bin-dir", bin)
