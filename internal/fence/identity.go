@@ -2,13 +2,9 @@ package fence
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -18,6 +14,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"oplab.dev/oplab/internal/jwtclaims"
 )
 
 // TokenTTL is the lifetime of a learner's token. Kubeconfig mints a new
@@ -175,33 +173,9 @@ func fresh(kubeconfig []byte, now time.Time) bool {
 	if auth == nil {
 		return false
 	}
-	iat, exp, err := tokenTimes(auth.Token)
+	iat, exp, err := jwtclaims.Times(auth.Token)
 	if err != nil {
 		return false
 	}
 	return exp.Sub(now) > exp.Sub(iat)/2
-}
-
-// tokenTimes reads the iat and exp claims of a JWT. The token is not
-// verified: it is one oplab minted and kept; the API server verifies it.
-func tokenTimes(token string) (iat, exp time.Time, err error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return iat, exp, errors.New("not a JWT")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return iat, exp, fmt.Errorf("decode the token's claims: %w", err)
-	}
-	var claims struct {
-		IssuedAt  int64 `json:"iat"`
-		ExpiresAt int64 `json:"exp"`
-	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
-		return iat, exp, fmt.Errorf("decode the token's claims: %w", err)
-	}
-	if claims.IssuedAt == 0 || claims.ExpiresAt <= claims.IssuedAt {
-		return iat, exp, errors.New("the token has no lifetime")
-	}
-	return time.Unix(claims.IssuedAt, 0), time.Unix(claims.ExpiresAt, 0), nil
 }

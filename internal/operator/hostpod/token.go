@@ -2,17 +2,15 @@ package hostpod
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"oplab.dev/oplab/internal/jwtclaims"
 )
 
 // TokenOptions say how to keep a ServiceAccount token fresh, as a kubelet
@@ -77,30 +75,12 @@ func mintToken(ctx context.Context, o TokenOptions) error {
 	return nil
 }
 
-// tokenTimes reads the exp and iat claims of the JWT in file. The token is
-// not verified: it is ours, and only its times are needed.
+// tokenTimes reads the exp and iat claims of the JWT in file.
 func tokenTimes(file string) (exp, iat time.Time, err error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return exp, iat, err
 	}
-	parts := strings.Split(strings.TrimSpace(string(b)), ".")
-	if len(parts) != 3 {
-		return exp, iat, errors.New("token is not a JWT")
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return exp, iat, fmt.Errorf("token payload: %w", err)
-	}
-	var claims struct {
-		Exp int64 `json:"exp"`
-		Iat int64 `json:"iat"`
-	}
-	if err := json.Unmarshal(payload, &claims); err != nil {
-		return exp, iat, fmt.Errorf("token claims: %w", err)
-	}
-	if claims.Exp == 0 || claims.Iat == 0 || claims.Exp <= claims.Iat {
-		return exp, iat, errors.New("token has no valid exp and iat claims")
-	}
-	return time.Unix(claims.Exp, 0), time.Unix(claims.Iat, 0), nil
+	iat, exp, err = jwtclaims.Times(string(b))
+	return exp, iat, err
 }
