@@ -110,7 +110,7 @@ func TestKindOperatorRunsRealPostgres(t *testing.T) {
 	s := newKindSession(ctx, t)
 	primary, replica := s.roles(ctx, t)
 	s.k.mustPSQL(ctx, t, primary, "create table kindtest(v text); insert into kindtest values ('before the chaos')")
-	if got := s.readEventually(ctx, replica, "select v from kindtest"); got != "before the chaos" {
+	if got := s.readEventually(ctx, replica, "select v from kindtest", "before the chaos"); got != "before the chaos" {
 		t.Fatalf("row on the replica %s: got %q, want %q", replica, got, "before the chaos")
 	}
 
@@ -125,7 +125,7 @@ func TestKindOperatorRunsRealPostgres(t *testing.T) {
 	}
 	s.k.mustPSQL(ctx, t, newPrimary, "insert into kindtest values ('after the chaos')")
 	// The old primary's pod came back as a replica of the new primary.
-	if got := s.readEventually(ctx, primary, "select count(*) from kindtest"); got != "2" {
+	if got := s.readEventually(ctx, primary, "select count(*) from kindtest", "2"); got != "2" {
 		t.Errorf("rows on the rejoined %s: got %q, want 2", primary, got)
 	}
 }
@@ -187,14 +187,16 @@ func (s *kindSession) roles(ctx context.Context, t *testing.T) (primary, replica
 	return primary, replica
 }
 
-// readEventually runs a query on pod until it answers (replication and a
-// restarting server take a moment), and returns the last answer.
-func (s *kindSession) readEventually(ctx context.Context, pod, sql string) string {
+// readEventually runs a query on pod until it answers want (replication
+// and a restarting server take a moment), and returns the last answer.
+func (s *kindSession) readEventually(ctx context.Context, pod, sql, want string) string {
 	var got string
+	// A replica applies what its primary streams a moment later: the
+	// answer is awaited, not taken from the first query that succeeds.
 	_ = wait.PollUntilContextTimeout(ctx, time.Second, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		out, err := s.k.psql(ctx, pod, sql)
 		got = out
-		return err == nil && out != "" && !strings.Contains(out, "does not exist"), nil
+		return err == nil && out == want, nil
 	})
 	return got
 }
