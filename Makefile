@@ -34,6 +34,7 @@ build: ## Build oplab, pg-operator and hostpod into ./bin
 	$(GO) build -o $(BIN)/ ./cmd/...
 
 run: controlplane build ## Build what is needed and start the lab server
+	./scripts/ensure-bwrap.sh
 	$(BIN)/oplab serve --addr $(ADDR)
 
 test: controlplane build ## Run the whole test suite against real components

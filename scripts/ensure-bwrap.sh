@@ -1,10 +1,12 @@
 #!/bin/sh
-# ensure-bwrap.sh makes bubblewrap (bwrap) available so that the web
-# console's kubectl runs in a sandbox that cannot read the server's files.
+# ensure-bwrap.sh makes bubblewrap (bwrap) available: every embedded
+# cluster runs in a cell of bubblewrap namespaces (internal/cell), and the
+# web console's kubectl in a sandbox that cannot read the server's files.
 # It does nothing when bwrap is already in PATH; otherwise it installs
 # Debian's bubblewrap package. Whether bwrap can create namespaces on this
-# machine is decided at run time by internal/console, which falls back to
-# running unsandboxed (and says so) where it cannot.
+# machine is decided at run time: where it cannot, oplab serve says so and
+# serves only this machine's learner, without classes, unless
+# --insecure-clusters is given.
 set -eu
 
 if command -v bwrap >/dev/null 2>&1; then
