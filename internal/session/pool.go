@@ -80,9 +80,18 @@ func (m *Manager) claim(ctx context.Context, l *lab.Lab, o StartOptions, progres
 
 var errTaken = errors.New("warm session taken")
 
+// claimWait is how long a start waits for a warm session that is busy
+// before it tries the next (or makes a cluster of its own).
+const claimWait = 5 * time.Second
+
 func (m *Manager) claimOne(ctx context.Context, id string, o StartOptions, progress Progress) (*Status, error) {
-	unlock, ok := m.tryLock(id)
-	if !ok {
+	// A warm session is stored Ready a moment before the start that made
+	// it lets go of it (it still writes the learner's kubeconfig): wait that
+	// moment out rather than start a cold cluster beside a ready one.
+	lctx, cancel := context.WithTimeout(ctx, claimWait)
+	defer cancel()
+	unlock, err := m.lock(lctx, id)
+	if err != nil {
 		return nil, errTaken
 	}
 	defer unlock()
