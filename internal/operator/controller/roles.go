@@ -95,7 +95,7 @@ func (p *pass) settleReplicas(ctx context.Context, ms members) error {
 			continue
 		}
 		s := m.status
-		if !s.Initialized || !s.InRecovery || (s.Upstream != "" && s.Upstream != prim.name()) {
+		if !s.Initialized || !s.InRecovery || s.NoUpstream || (s.Upstream != "" && s.Upstream != prim.name()) {
 			err := p.r.Instance.Follow(ctx, m.pod, prim.pod)
 			if errors.Is(err, instance.ErrNeedsRestart) {
 				// A running primary cannot be demoted over SQL: fence it, then

@@ -59,6 +59,10 @@ type Status struct {
 	CurrentLSN LSN
 	// Upstream is the pod a replica streams from, when known.
 	Upstream string
+	// NoUpstream: a standby configured to stream from nobody (no
+	// primary_conninfo) — a former primary's data started in recovery when
+	// no primary answered. It never catches up; it must be cloned again.
+	NoUpstream bool
 }
 
 // IsPrimary reports whether the server runs as a primary.

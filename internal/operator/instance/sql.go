@@ -88,6 +88,7 @@ func (s *SQL) Status(ctx context.Context, pod *corev1.Pod) (Status, error) {
 		CurrentLSN:  st.current,
 		ReceivedLSN: st.received,
 		ReplayedLSN: st.replayed,
+		NoUpstream:  st.inRecovery && st.conninfo == "",
 	}, nil
 }
 
@@ -105,14 +106,18 @@ type sqlState struct {
 	// pg_last_wal_replay_lsn() on a standby, 0 on a primary.
 	received LSN
 	replayed LSN
+	// conninfo is primary_conninfo: where a standby streams from.
+	conninfo string
 }
 
-// stateQuery reads the role and the WAL positions in one statement.
+// stateQuery reads the role, the WAL positions and where a standby
+// streams from in one statement.
 // pg_current_wal_lsn() raises an error during recovery, hence the CASE.
 const stateQuery = `SELECT pg_is_in_recovery(),
 	CASE WHEN pg_is_in_recovery() THEN NULL ELSE pg_current_wal_lsn()::text END,
 	pg_last_wal_receive_lsn()::text,
-	pg_last_wal_replay_lsn()::text`
+	pg_last_wal_replay_lsn()::text,
+	current_setting('primary_conninfo')`
 
 // conn is a connection to one pod's server.
 type conn struct {
@@ -175,7 +180,7 @@ func (s *SQL) state(ctx context.Context, pod *corev1.Pod) (sqlState, error) {
 		st                          sqlState
 		current, received, replayed *string
 	)
-	if err := c.QueryRow(ctx, stateQuery).Scan(&st.inRecovery, &current, &received, &replayed); err != nil {
+	if err := c.QueryRow(ctx, stateQuery).Scan(&st.inRecovery, &current, &received, &replayed, &st.conninfo); err != nil {
 		return sqlState{}, fmt.Errorf("read state of postgres at %s: %w", c.addr, err)
 	}
 	for _, f := range []struct {
