@@ -34,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -286,6 +287,16 @@ func TestLearnerIsFenced(t *testing.T) {
 	kindAdmin := rest.CopyConfig(c.Config)
 	kindAdmin.Impersonate = rest.ImpersonationConfig{UserName: "kubernetes-admin", Groups: []string{"kubeadm:cluster-admins"}}
 	kind := newClients(t, kindAdmin)
+	// The RBAC authorizer sees a new binding a moment after it is made:
+	// wait until it is in force before acting as kind's admin.
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		r, err := kind.cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+			Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "create", Resource: "pods", Namespace: "default"}},
+		}, metav1.CreateOptions{})
+		return err == nil && r.Status.Allowed, nil
+	}); err != nil {
+		t.Fatalf("kind's admin binding not in force after 30 s: %v", err)
+	}
 	attempt{"a privileged pod, as kind's admin", nil, ""}.check(t, createPod(pod("kind-admin", privileged))(ctx, kind))
 	attempt{"a ConfigMap in oplab-system, as kind's admin", nil, ""}.check(t, configMapIn("oplab-system")(ctx, kind))
 
