@@ -86,12 +86,7 @@ func (l *limiter) waitFor(t float64) time.Duration {
 func (l *limiter) take(key string, now time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.keys[key]
-	if !ok {
-		l.makeRoom(now)
-		b = &bucket{tokens: float64(l.burst), at: now}
-		l.keys[key] = b
-	}
+	b := l.bucketOf(key, now)
 	t := l.level(b, now)
 	if t < 1 {
 		return l.waitFor(t)
@@ -100,17 +95,23 @@ func (l *limiter) take(key string, now time.Time) time.Duration {
 	return 0
 }
 
-// charge counts a failed attempt by key, going into debt when key has no
-// token left (attempts that passed wait together, then failed).
-func (l *limiter) charge(key string, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// bucketOf returns key's bucket, made full when key has none; l.mu is held.
+func (l *limiter) bucketOf(key string, now time.Time) *bucket {
 	b, ok := l.keys[key]
 	if !ok {
 		l.makeRoom(now)
 		b = &bucket{tokens: float64(l.burst), at: now}
 		l.keys[key] = b
 	}
+	return b
+}
+
+// charge counts a failed attempt by key, going into debt when key has no
+// token left (attempts that passed wait together, then failed).
+func (l *limiter) charge(key string, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.bucketOf(key, now)
 	b.tokens, b.at = l.level(b, now)-1, now
 }
 
