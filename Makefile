@@ -47,6 +47,18 @@ test: controlplane build ## Run the whole test suite against real components
 	  $(GO) test -count=1 -timeout 30m ./...
 	$(call kind_tests,)
 
+# The README's picture of the lab page is taken by the browser test, not by
+# hand: TestBrowserRunsTheFailoverLab keeps the lab page mid-failover as
+# $(OPLAB_SCREENSHOTS)/lab.png, copied here to docs/images/lab.png.
+.PHONY: screenshots
+screenshots: controlplane build ## Retake docs/images/lab.png, the README's screenshot, with the browser test
+	./scripts/ensure-chromium.sh
+	./scripts/ensure-bwrap.sh
+	rm -f $(BIN)/screenshots/lab.png
+	OPLAB_SCREENSHOTS=$(BIN)/screenshots $(GO) test -count=1 -timeout 15m -run '^TestBrowserRunsTheFailoverLab$$' ./internal/app/webapp/
+	mkdir -p docs/images
+	cp $(BIN)/screenshots/lab.png docs/images/lab.png
+
 bench: controlplane build ## Print the benchmarks' figures (medians over BENCH_COUNT runs)
 	eval "$$(./hack/kind/test-env.sh)" && \
 	  trap '[ -z "$${OPLAB_KIND_STARTED:-}" ] || ./hack/kind/env.sh stop' EXIT && \

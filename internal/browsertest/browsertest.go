@@ -20,10 +20,18 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// SkipShort is why browser tests skip under `go test -short` (make
+// test-short): the inner loop needs no Chromium, and the pages they drive
+// run on the embedded control plane.
+const SkipShort = "needs Chromium; -short"
+
 // Chromium returns the browser the tests drive: $OPLAB_CHROMIUM, or
-// chromium in PATH.
+// chromium in PATH. It skips the test under -short.
 func Chromium(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(SkipShort)
+	}
 	if p := os.Getenv("OPLAB_CHROMIUM"); p != "" {
 		return p
 	}
@@ -88,8 +96,9 @@ func Tab(t testing.TB, ctx context.Context) context.Context {
 
 // Shots writes numbered screenshots into a directory named in the log.
 type Shots struct {
-	Dir string
-	n   int
+	Dir  string
+	root string
+	n    int
 }
 
 // keepRuns is how many runs of a test keep their screenshots.
@@ -122,7 +131,7 @@ func NewShots(t testing.TB, name string) *Shots {
 		}
 	}
 	t.Logf("screenshots in %s", dir)
-	return &Shots{Dir: dir}
+	return &Shots{Dir: dir, root: root}
 }
 
 // Take captures the tab as the next numbered screenshot, name.png.
@@ -134,6 +143,19 @@ func (s *Shots) Take(name string) chromedp.Action[chromedp.Void] {
 		}
 		s.n++
 		return os.WriteFile(filepath.Join(s.Dir, fmt.Sprintf("%02d-%s.png", s.n, name)), buf, 0o644)
+	})
+}
+
+// Keep captures the tab as name.png directly under the screenshots' root,
+// replacing the previous run's: a name that does not change between runs,
+// for `make screenshots` to copy into docs/images.
+func (s *Shots) Keep(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		buf, err := chromedp.CaptureScreenshot()(ctx, t)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(s.root, name+".png"), buf, 0o644)
 	})
 }
 

@@ -28,7 +28,9 @@ import (
 // recovery that the server watched; the second exercise is checked from
 // the terminal (`oplab lab check`) and the page follows; the quiz,
 // answered from what the cluster view showed; the summary. A screenshot
-// of each step is written to the directory the log names.
+// of each step is written to the directory the log names, and the lab
+// page mid-failover to lab.png beside it, which `make screenshots` copies
+// to docs/images/lab.png for the README.
 func TestBrowserRunsTheFailoverLab(t *testing.T) {
 	s := newSite(t)
 	var errs bt.Errors
@@ -81,7 +83,9 @@ func TestBrowserRunsTheFailoverLab(t *testing.T) {
 				document.querySelector('tr[data-pod="' + p + '"] .role')?.textContent === 'primary' &&
 				(document.querySelector('tr[data-service="prod-db-rw"] .addresses')?.textContent ?? '') === p;
 		})()`, before), chromedp.WithPollingInterval(100*time.Millisecond)),
-		sh.Take("cluster"))
+		sh.Take("cluster"),
+		// The README's picture of the lab page (make screenshots).
+		sh.Keep("lab"))
 	primary := eval[string](t, ctx, `document.querySelector('#cluster .current-primary').textContent`)
 	step("a hint, with what unlocked it", time.Minute,
 		chromedp.Click(`#hint`),
