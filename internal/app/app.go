@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -79,6 +80,10 @@ type App struct {
 	gate    *admission.Gate
 	dataDir string
 	log     *slog.Logger
+	cfg     Config
+
+	mu        sync.Mutex
+	providers map[string]*cluster.Provider // by name, besides Clusters
 }
 
 // Open builds the application layer from c.
@@ -110,9 +115,9 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Course: crs, Clusters: p, store: st, dataDir: c.DataDir, log: c.Logger}
+	a := &App{Course: crs, Clusters: p, store: st, dataDir: c.DataDir, log: c.Logger, cfg: c, providers: map[string]*cluster.Provider{}}
 	m, err := session.New(session.Options{
-		Store: st, Provider: p, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
+		Store: st, Provider: p, ProviderNamed: a.providerNamed, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
 		// Two oplab processes (a server and a command in a terminal, or
 		// two terminals) take turns on a session.
 		LockDir: filepath.Join(c.DataDir, "locks"),
@@ -148,6 +153,26 @@ func NewProvider(c Config) (*cluster.Provider, error) {
 		name = Embedded
 	}
 	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderByName(name, c.BinDir, c.DataDir))
+}
+
+// providerNamed returns the cluster provider called name, made once: the
+// sessions started on another provider than this process's (a kind
+// session started from the page, met by a command in a terminal) are
+// worked on where their clusters are.
+func (a *App) providerNamed(name string) (*cluster.Provider, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if p, ok := a.providers[name]; ok {
+		return p, nil
+	}
+	c := a.cfg
+	c.Provider = name
+	p, err := NewProvider(c)
+	if err != nil {
+		return nil, err
+	}
+	a.providers[name] = p
+	return p, nil
 }
 
 // Recover tidies up after an oplab that stopped uncleanly (see

@@ -36,7 +36,7 @@ type Debrief struct {
 	Events     []session.Event
 	Log        []oplog.Entry
 	// LogSource is LogLive, LogRecorded, or empty when no log is known
-	// (an operator that runs as a pod on the kind provider).
+	// (the cluster is gone and nothing was kept).
 	LogSource string
 	// LogDropped counts the older log lines left out (MaxDebriefLog).
 	LogDropped int
@@ -54,9 +54,12 @@ func (a *App) Debrief(ctx context.Context, id string) (*Debrief, error) {
 		return nil, err
 	}
 	d := &Debrief{Session: id, Lab: st.Lab, State: st.State, Start: st.Created, End: st.Updated, Events: evs}
-	var files []string
-	files, d.LogSource = a.logFiles(st)
-	if d.Log, d.LogDropped, err = readEntries(files, MaxDebriefLog); err != nil {
+	src, from, err := a.operatorLog(ctx, st)
+	if err == nil {
+		d.LogSource = from
+		d.Log, d.LogDropped, err = readEntries(ctx, src, MaxDebriefLog)
+	}
+	if err != nil && !errors.Is(err, ErrNoLog) {
 		return nil, err
 	}
 	if n := len(evs); n > 0 {
@@ -81,40 +84,23 @@ func (a *App) Debrief(ctx context.Context, id string) (*Debrief, error) {
 	return d, nil
 }
 
-// logFiles are the files of the session's operator log, oldest first,
-// and where they come from.
-func (a *App) logFiles(st *session.Status) ([]string, string) {
-	if st.ClusterLive && st.Cluster != "" {
-		if loc, err := oplog.ForCluster(a.Clusters, st.Cluster); err == nil {
-			return loc.Files(), LogLive
-		}
-	}
-	if p := a.recordedLog(st.ID); exists(p) {
-		return []string{p}, LogRecorded
-	}
-	return nil, ""
-}
-
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
-// readEntries reads the CRI logs files, oldest first, and returns their
-// newest max entries and how many older ones were left out. A file that
-// does not exist (no previous run) is skipped.
-func readEntries(files []string, max int) ([]oplog.Entry, int, error) {
+// readEntries reads the log src and returns its newest max entries and
+// how many older ones were left out.
+func readEntries(ctx context.Context, src oplog.Source, max int) ([]oplog.Entry, int, error) {
 	var out []oplog.Entry
 	dropped := 0
-	for _, f := range files {
-		err := oplog.ReadFile(f, func(l oplog.Line) error {
-			out = append(out, oplog.ParseEntry(l))
-			if len(out) >= 2*max {
-				dropped += len(out) - max
-				out = append(out[:0], out[len(out)-max:]...)
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, 0, err
+	err := src.Lines(ctx, false, func(l oplog.Line) error {
+		out = append(out, oplog.ParseEntry(l))
+		if len(out) >= 2*max {
+			dropped += len(out) - max
+			out = append(out[:0], out[len(out)-max:]...)
 		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, os.ErrNotExist) { // an operator that has written nothing yet
+		return nil, 0, err
 	}
 	if len(out) > max {
 		dropped += len(out) - max

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -48,7 +49,7 @@ func TestReadEntries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, dropped, err := readEntries(tt.files, tt.max)
+			got, dropped, err := readEntries(t.Context(), oplog.Files(tt.files), tt.max)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +91,7 @@ func TestWriteTail(t *testing.T) {
 			if n := fileSize(t, out); n > int64(tt.max) || n == 0 {
 				t.Errorf("kept %d bytes, want 1..%d", n, tt.max)
 			}
-			got, dropped, err := readEntries([]string{out}, 1000)
+			got, dropped, err := readEntries(t.Context(), oplog.Files{out}, 1000)
 			if err != nil || dropped != 0 || len(got) == 0 {
 				t.Fatalf("read the kept log: %d entries, %v", len(got), err)
 			}
@@ -183,7 +184,7 @@ func BenchmarkDebriefLog(b *testing.B) {
 	}
 	b.ResetTimer()
 	for b.Loop() {
-		got, _, err := readEntries([]string{path}, MaxDebriefLog)
+		got, _, err := readEntries(b.Context(), oplog.Files{path}, MaxDebriefLog)
 		if err != nil || len(got) == 0 {
 			b.Fatalf("read: %d entries, %v", len(got), err)
 		}

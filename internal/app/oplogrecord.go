@@ -27,19 +27,42 @@ func (a *App) recordedLog(id string) string {
 
 // keepOperatorLog copies the newest MaxRecordedLog bytes of the operator
 // log of the session's cluster beside the store, before the cluster (and
-// the log with it) is deleted. A failure loses only the debrief's log
-// lines: it is logged, and the stop goes on.
-func (a *App) keepOperatorLog(_ context.Context, id, clusterName string) {
-	loc, err := oplog.ForCluster(a.Clusters, clusterName)
-	if errors.Is(err, oplog.ErrNoHostLog) {
-		return // the operator runs as a pod: its log goes with the pod
-	}
-	if err == nil {
-		err = writeTail(a.recordedLog(id), loc.Files(), MaxRecordedLog)
+// the log with it) is deleted: the host process's files, or the operator
+// pod's log. A failure loses only the debrief's log lines: it is logged,
+// and the stop goes on.
+func (a *App) keepOperatorLog(ctx context.Context, id, _ string) {
+	src, err := a.liveLog(ctx, id)
+	switch s := src.(type) {
+	case nil:
+	case oplog.Files:
+		err = writeTail(a.recordedLog(id), s, MaxRecordedLog)
+	default:
+		err = writeLines(ctx, a.recordedLog(id), s, MaxRecordedLog)
 	}
 	if err != nil {
 		a.log.Warn("keep the operator log for the debrief", "session", id, "err", err)
 	}
+}
+
+// writeLines writes the newest lines of src, at most max bytes of them in
+// the CRI format, to path; it replaces path at once.
+func writeLines(ctx context.Context, path string, src oplog.Source, max int) error {
+	var lines [][]byte
+	size := 0
+	err := src.Lines(ctx, false, func(l oplog.Line) error {
+		b := oplog.FormatCRI(l)
+		lines = append(lines, b)
+		size += len(b)
+		for size > max && len(lines) > 0 {
+			size -= len(lines[0])
+			lines = lines[1:]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return replaceFile(path, bytes.Join(lines, nil))
 }
 
 // writeTail writes the newest max bytes of files, read as one log oldest
@@ -58,11 +81,17 @@ func writeTail(path string, files []string, max int) error {
 		parts = append([][]byte{b}, parts...)
 		left -= len(b)
 	}
+	return replaceFile(path, bytes.Join(parts, nil))
+}
+
+// replaceFile writes b to path through a temporary file, so that a reader
+// sees the old file or the new one, whole.
+func replaceFile(path string, b []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, bytes.Join(parts, nil), 0o600); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/session"
 )
@@ -34,46 +32,25 @@ func newLogsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer closeStore()
 			id, err := resolve(cmd.Context(), m, f.id)
 			if err != nil {
-				closeStore()
 				return err
 			}
-			st, err := m.Status(cmd.Context(), id)
-			if follow && err == nil {
+			src, err := m.OperatorLog(cmd.Context(), id)
+			if err != nil {
+				return err
+			}
+			if follow {
 				// While the learner follows the log and repairs, the goals
 				// are watched: the time to recovery is when the cluster
 				// recovered, not when the check ran.
 				w := m.Sessions.Watcher(session.WatchOptions{Learner: offlineLearner})
 				w.Start(cmd.Context())
-				defer closeStore()
 				defer w.Stop()
-			} else {
-				closeStore() // the store is not needed any more
-			}
-			if err != nil {
-				return err
-			}
-			if st.Kubeconfig == "" {
-				return fmt.Errorf("session %s has no cluster (it is %s)", id, st.State)
 			}
 			out := cmd.OutOrStdout()
-			p, err := g.provider()
-			if err != nil {
-				return err
-			}
-			loc, err := oplog.ForCluster(p, st.Cluster)
-			if errors.Is(err, oplog.ErrNoHostLog) {
-				cfg, err := p.RESTConfig(st.Cluster)
-				if err != nil {
-					return err
-				}
-				return install.Logs(cmd.Context(), cfg, out, follow)
-			}
-			if err != nil {
-				return err
-			}
-			return tailLog(cmd.Context(), loc.Log(), out, newStyle(out), follow)
+			return printLog(cmd.Context(), src, out, newStyle(out), follow)
 		},
 	}
 	f.add(cmd)
@@ -82,26 +59,13 @@ func newLogsCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// pollInterval is how often a followed log file is checked when no file
-// notification came (see oplog.Follower).
-const pollInterval = 100 * time.Millisecond
-
-// tailLog prints the operator's log file (CRI format) and, with follow,
-// goes on printing what is appended, across restarts of the operator
-// (which start a new file), until ctx ends.
-func tailLog(ctx context.Context, path string, w io.Writer, s style, follow bool) error {
-	printLine := func(l oplog.Line) error {
+// printLog prints the operator's log and, with follow, goes on printing
+// what is written next, across restarts of the operator, until ctx ends.
+func printLog(ctx context.Context, src oplog.Source, w io.Writer, s style, follow bool) error {
+	return src.Lines(ctx, follow, func(l oplog.Line) error {
 		_, err := fmt.Fprintln(w, paint(s, l))
 		return err
-	}
-	if !follow {
-		if err := oplog.ReadFile(path, printLine); err != nil {
-			return fmt.Errorf("%w (is the operator installed?)", err)
-		}
-		return nil
-	}
-	f := &oplog.Follower{Path: path, Poll: pollInterval}
-	return f.Run(ctx, printLine)
+	})
 }
 
 // paint colours errors and warnings, by the line's level or its words.

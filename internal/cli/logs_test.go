@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/oplog"
 )
 
 func appendFile(t *testing.T, path, s string) {
@@ -32,7 +34,7 @@ func TestTailLog(t *testing.T) {
 	appendFile(t, path, ts+" stderr F first line\n"+ts+" stderr P one \n"+ts+" stderr F line in parts\nnot cri at all\n")
 
 	var once syncBuffer
-	if err := tailLog(t.Context(), path, &once, style{}, false); err != nil {
+	if err := printLog(t.Context(), oplog.Files{path}, &once, style{}, false); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := once.String(), "first line\none line in parts\nnot cri at all\n"; got != want {
@@ -42,10 +44,10 @@ func TestTailLog(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var buf syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- tailLog(ctx, path, &buf, style{}, true) }()
+	go func() { done <- printLog(ctx, oplog.Files{path}, &buf, style{}, true) }()
 	waitFor(t, &buf, "not cri at all", 5*time.Second)
 	appendFile(t, path, ts+" stderr F half")
-	time.Sleep(3 * pollInterval)
+	time.Sleep(3 * oplog.DefaultPoll)
 	if strings.Contains(buf.String(), "half") {
 		t.Errorf("printed a line before its newline: %q", buf.String())
 	}
@@ -69,15 +71,15 @@ func TestTailLog(t *testing.T) {
 func TestTailLogMissing(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "pg-operator.log")
-	if err := tailLog(t.Context(), path, &syncBuffer{}, style{}, false); err == nil || !strings.Contains(err.Error(), "is the operator installed") {
+	if err := printLog(t.Context(), oplog.Files{path}, &syncBuffer{}, style{}, false); err == nil || !strings.Contains(err.Error(), "is the operator installed") {
 		t.Errorf("missing log without -f: got %v, want an error asking whether the operator is installed", err)
 	}
 	// With -f a log that does not exist yet is waited for.
 	ctx, cancel := context.WithCancel(t.Context())
 	var buf syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- tailLog(ctx, path, &buf, style{}, true) }()
-	time.Sleep(2 * pollInterval)
+	go func() { done <- printLog(ctx, oplog.Files{path}, &buf, style{}, true) }()
+	time.Sleep(2 * oplog.DefaultPoll)
 	appendFile(t, path, ts+" stderr F late\n")
 	waitFor(t, &buf, "late", 5*time.Second)
 	cancel()

@@ -63,8 +63,15 @@ var (
 type Options struct {
 	// Store keeps sessions; required.
 	Store Store
-	// Provider makes the clusters; required for anything that touches one.
+	// Provider makes the clusters of new sessions; required for anything
+	// that touches one.
 	Provider *cluster.Provider
+	// ProviderNamed returns the provider of another name. A session's
+	// cluster lives on the provider it was made on (its record names it),
+	// whatever provider this process makes new clusters on: a kind session
+	// started from the page is checked and stopped on kind from a
+	// terminal. Nil when only Provider's sessions can be reached.
+	ProviderNamed func(name string) (*cluster.Provider, error)
 	// Course is the loaded course the sessions' labs and quizzes come
 	// from; required.
 	Course *course.Course
@@ -131,19 +138,50 @@ func (m *Manager) engine(s *store.Session) (*engine.Engine, error) {
 	if e, ok := m.engines[s.ID]; ok {
 		return e, nil
 	}
-	if m.o.Provider == nil {
-		return nil, errors.New("no cluster provider configured")
-	}
-	cfg, err := m.o.Provider.RESTConfig(s.Cluster)
+	p, err := m.providerOf(s.Provider)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", s.ID, err)
 	}
-	e, err := engine.New(engine.Target{Config: cfg, Provider: m.o.Provider, Cluster: s.Cluster, BinDir: m.o.BinDir, Logger: m.log})
+	cfg, err := p.RESTConfig(s.Cluster)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	e, err := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: s.Cluster, BinDir: m.o.BinDir, Logger: m.log})
 	if err != nil {
 		return nil, err
 	}
 	m.engines[s.ID] = e
 	return e, nil
+}
+
+// providerOf returns the provider named name, on which a session recorded
+// with that name has its cluster. An empty name is Provider's (sessions
+// recorded before the name was kept).
+func (m *Manager) providerOf(name string) (*cluster.Provider, error) {
+	if m.o.Provider == nil {
+		return nil, errors.New("no cluster provider configured")
+	}
+	if name == "" || name == m.o.Provider.Info().Name {
+		return m.o.Provider, nil
+	}
+	if m.o.ProviderNamed == nil {
+		return nil, fmt.Errorf("the cluster is on the %s provider, and this oplab runs %s only", name, m.o.Provider.Info().Name)
+	}
+	return m.o.ProviderNamed(name)
+}
+
+// Provider returns the cluster provider of session id's cluster and the
+// cluster's name.
+func (m *Manager) Provider(ctx context.Context, id string) (*cluster.Provider, string, error) {
+	rec, err := m.record(ctx, id)
+	if err != nil {
+		return nil, "", err
+	}
+	p, err := m.providerOf(rec.Provider)
+	if err != nil {
+		return nil, "", fmt.Errorf("session %s: %w", id, err)
+	}
+	return p, rec.Cluster, nil
 }
 
 func (m *Manager) forget(id string) {

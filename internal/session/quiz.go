@@ -305,9 +305,13 @@ func quizLockID(learner, quizID string) string {
 
 // hasCluster reports whether the session's cluster exists.
 func (m *Manager) hasCluster(s *live) bool {
-	if m.o.Provider == nil || s.state() == Provisioning {
+	if s.state() == Provisioning {
 		return false
 	}
-	_, err := m.o.Provider.KubeconfigPath(s.rec.Cluster)
+	p, err := m.providerOf(s.rec.Provider)
+	if err != nil {
+		return false
+	}
+	_, err = p.KubeconfigPath(s.rec.Cluster)
 	return err == nil
 }

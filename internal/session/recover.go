@@ -81,7 +81,7 @@ func (m *Manager) recoverOne(ctx context.Context, rec store.Session, stale time.
 	case st.Active():
 		return "settled", m.settleGone(ctx, s, nil, false)
 	}
-	if m.o.Provider == nil || !m.hasCluster(s) {
+	if !m.hasCluster(s) {
 		return "", nil
 	}
 	if _, err := m.deleteCluster(ctx, s); err != nil {

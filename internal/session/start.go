@@ -203,15 +203,16 @@ func (m *Manager) fail(ctx context.Context, s *live, cause error, progress Progr
 // was one to delete.
 func (m *Manager) deleteCluster(ctx context.Context, s *live) (bool, error) {
 	m.forget(s.rec.ID)
-	if m.o.Provider == nil {
-		return false, fmt.Errorf("delete cluster %s: no cluster provider configured", s.rec.Cluster)
+	p, err := m.providerOf(s.rec.Provider)
+	if err != nil {
+		return false, fmt.Errorf("delete cluster %s: %w", s.rec.Cluster, err)
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	if m.o.BeforeDelete != nil && s.rec.Cluster != "" {
 		m.o.BeforeDelete(dctx, s.rec.ID, s.rec.Cluster)
 	}
-	err := m.o.Provider.Delete(dctx, s.rec.Cluster)
+	err = p.Delete(dctx, s.rec.Cluster)
 	if errors.Is(err, cluster.ErrNotFound) {
 		return false, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/fence"
 	"oplab.dev/oplab/internal/store"
 )
@@ -219,15 +220,15 @@ func (m *Manager) pendingNotice(s *live, p *Pending) string {
 // holds a credential: hand it to the session's learner only, and never log
 // it. ErrNoCluster when the session has no cluster.
 func (m *Manager) Kubeconfig(ctx context.Context, id string) ([]byte, error) {
-	name, err := m.clusterOf(ctx, id)
+	p, name, err := m.clusterOf(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	admin, err := m.o.Provider.KubeconfigPath(name)
+	admin, err := p.KubeconfigPath(name)
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := m.o.Provider.RESTConfig(name)
+	cfg, err := p.RESTConfig(name)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -244,21 +245,26 @@ func (m *Manager) Kubeconfig(ctx context.Context, id string) ([]byte, error) {
 // Kubeconfig, the learner's, instead. ErrNoCluster when
 // the session has no cluster.
 func (m *Manager) KubeconfigPath(ctx context.Context, id string) (string, error) {
-	name, err := m.clusterOf(ctx, id)
+	p, name, err := m.clusterOf(ctx, id)
 	if err != nil {
 		return "", err
 	}
-	return m.o.Provider.KubeconfigPath(name)
+	return p.KubeconfigPath(name)
 }
 
-// clusterOf names session id's cluster; ErrNoCluster when it has none.
-func (m *Manager) clusterOf(ctx context.Context, id string) (string, error) {
+// clusterOf returns session id's cluster: its provider and name;
+// ErrNoCluster when it has none.
+func (m *Manager) clusterOf(ctx context.Context, id string) (*cluster.Provider, string, error) {
 	s, err := m.load(ctx, id)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if !m.hasCluster(s) {
-		return "", fmt.Errorf("session %s (%s): %w", id, s.state(), ErrNoCluster)
+		return nil, "", fmt.Errorf("session %s (%s): %w", id, s.state(), ErrNoCluster)
 	}
-	return s.rec.Cluster, nil
+	p, err := m.providerOf(s.rec.Provider)
+	if err != nil {
+		return nil, "", fmt.Errorf("session %s: %w", id, err)
+	}
+	return p, s.rec.Cluster, nil
 }

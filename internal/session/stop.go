@@ -30,8 +30,10 @@ func (m *Manager) Stop(ctx context.Context, id, reason string, progress Progress
 	// A working state that cannot be read does not keep a session from
 	// being stopped.
 	_ = json.Unmarshal(rec.Data, &s.work)
-	if m.o.Provider == nil {
-		return nil, fmt.Errorf("stop session %s: no cluster provider configured", id)
+	// Its cluster is deleted where it lives, or the stop says why not:
+	// never "deleted" for a cluster another provider keeps running.
+	if _, err := m.providerOf(rec.Provider); err != nil {
+		return nil, fmt.Errorf("stop session %s: %w", id, err)
 	}
 	if reason == "" {
 		reason = "stopped"

@@ -68,12 +68,11 @@ func (w *Web) open(key string) (stream.Upstream, error) {
 	}
 	switch name {
 	case "log":
-		loc, err := oplog.ForCluster(w.a.Clusters, st.Cluster)
+		src, err := w.a.OperatorLog(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		f := &oplog.Follower{Path: loc.Log(), Previous: loc.Previous(), Logger: w.log}
-		return stream.UpstreamFunc(f.RunJSON), nil
+		return stream.UpstreamFunc(oplog.FollowJSON(src)), nil
 	case "cluster":
 		l, err := w.a.Course.Lab(st.Lab)
 		if err != nil {

@@ -1,16 +1,21 @@
 package install
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // ErrNotInstalled is returned when the operator is not installed.
@@ -38,6 +43,94 @@ func Logs(ctx context.Context, cfg *rest.Config, w io.Writer, follow bool) error
 		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
 	}
 	return nil
+}
+
+// PodLog is the log of the operator's pod, read through the API server:
+// the operator's log wherever it runs as a pod (kind), or on any provider
+// through the pod KWOK serves. It is an oplog.Source.
+type PodLog struct {
+	Config *rest.Config
+	// Retry is how long a follow waits before it looks for the pod again
+	// after its stream ended (the pod was replaced); a second when zero.
+	Retry time.Duration
+}
+
+var _ oplog.Source = PodLog{}
+
+// Lines reads the newest running pod's log and, with follow, goes on with
+// the pod that replaces it when it is deleted, without repeating a line.
+func (p PodLog) Lines(ctx context.Context, follow bool, emit func(oplog.Line) error) error {
+	cs, err := kubernetes.NewForConfig(p.Config)
+	if err != nil {
+		return err
+	}
+	retry := p.Retry
+	if retry <= 0 {
+		retry = time.Second
+	}
+	var last time.Time // of the newest line emitted
+	for {
+		err := p.stream(ctx, cs, follow, &last, emit)
+		if !follow || ctx.Err() != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		// The stream ended: the pod is gone, or not running yet. The
+		// follow goes on with the next one.
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(retry):
+		}
+	}
+}
+
+// stream copies one pod's log, from after *last, updating *last.
+func (p PodLog) stream(ctx context.Context, cs kubernetes.Interface, follow bool, last *time.Time, emit func(oplog.Line) error) error {
+	pod, err := operatorPod(ctx, cs, true)
+	if err != nil {
+		return err
+	}
+	o := &corev1.PodLogOptions{Container: Container, Follow: follow, Timestamps: true}
+	if !last.IsZero() {
+		// SinceTime is whole seconds: lines up to *last are skipped below.
+		o.SinceTime = &metav1.Time{Time: last.Truncate(time.Second)}
+	}
+	rc, err := cs.CoreV1().Pods(Namespace).GetLogs(pod, o).Stream(ctx)
+	if err != nil {
+		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
+	}
+	defer rc.Close()
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		l := timestamped(sc.Text())
+		if !l.Time.IsZero() {
+			if !l.Time.After(*last) {
+				continue // already emitted from the pod's earlier stream
+			}
+			*last = l.Time
+		}
+		if err := emit(l); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
+	}
+	return nil
+}
+
+// timestamped splits a line of a log read with timestamps into its time
+// and text.
+func timestamped(s string) oplog.Line {
+	ts, text, ok := strings.Cut(s, " ")
+	if t, err := time.Parse(time.RFC3339Nano, ts); ok && err == nil {
+		return oplog.Line{Time: t, Stream: "stdout", Text: text}
+	}
+	return oplog.Line{Text: s}
 }
 
 // operatorPod names the newest pod of the operator's Deployment that is not

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/oplog"
+	"oplab.dev/oplab/internal/session"
+)
+
+// ErrNoLog: a session has no operator log to read (its cluster is gone
+// and no copy was kept, or it has not been made yet).
+var ErrNoLog = errors.New("no operator log")
+
+// OperatorLog returns session id's operator log, wherever it is: the host
+// process's files on the embedded provider, the operator pod's log through
+// the API server on kind, or the copy kept when the cluster was deleted.
+// The page's stream, `oplab logs`, the debrief and the copy kept at
+// deletion all open a log here. Callers check who may read it.
+func (a *App) OperatorLog(ctx context.Context, id string) (oplog.Source, error) {
+	st, err := a.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	src, _, err := a.operatorLog(ctx, st)
+	return src, err
+}
+
+// operatorLog returns st's operator log and where it comes from (LogLive
+// or LogRecorded).
+func (a *App) operatorLog(ctx context.Context, st *session.Status) (oplog.Source, string, error) {
+	if st.ClusterLive && st.Cluster != "" {
+		src, err := a.liveLog(ctx, st.ID)
+		if err == nil {
+			return src, LogLive, nil
+		}
+		a.log.Debug("live operator log", "session", st.ID, "err", err)
+	}
+	if p := a.recordedLog(st.ID); exists(p) {
+		return oplog.Files{p}, LogRecorded, nil
+	}
+	return nil, "", fmt.Errorf("session %s (%s): %w", st.ID, st.State, ErrNoLog)
+}
+
+// liveLog returns the operator log of session id's cluster, read where
+// the cluster's provider runs the operator.
+func (a *App) liveLog(ctx context.Context, id string) (oplog.Source, error) {
+	p, name, err := a.Sessions.Provider(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := oplog.ForCluster(p, name)
+	if err == nil {
+		return loc.Source(), nil
+	}
+	if !errors.Is(err, oplog.ErrNoHostLog) {
+		return nil, err
+	}
+	cfg, err := p.RESTConfig(name)
+	if err != nil {
+		return nil, err
+	}
+	return install.PodLog{Config: cfg}, nil
+}
