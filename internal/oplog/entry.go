@@ -17,7 +17,10 @@ type Entry struct {
 	// Fields holds the line's other key/value pairs (controller, did,
 	// differs, took...).
 	Fields map[string]string `json:"fields,omitempty"`
-	Raw    string            `json:"raw"`
+	// Pass is the reconcile pass the line records, when it is one: what
+	// was read, what differed, what was done (taken out of Fields).
+	Pass *Pass  `json:"pass,omitempty"`
+	Raw  string `json:"raw"`
 }
 
 // Levels of an Entry.
@@ -41,8 +44,10 @@ func ParseEntry(l Line) Entry {
 
 // ParseText parses the text of one line as the operator or its libraries
 // write it: slog JSON or text (the operator's own logger), zap JSON or
-// console (controller-runtime's default), klog (client-go), or else plain
-// text, which becomes the message. around dates a klog line, which has no
+// console (controller-runtime's default), klog (client-go), logrus text or
+// JSON (Zalando's postgres-operator, Spotahome's redis-operator: see
+// other.go), or else plain text, which becomes the message. A reconcile
+// pass of the reference operator also gets its Pass. around dates a klog line, which has no
 // year; it may be zero.
 func ParseText(text string, around time.Time) Entry {
 	e := Entry{Raw: text}
@@ -60,8 +65,9 @@ func ParseText(text string, around time.Time) Entry {
 		ok = parseLogfmt(trimmed, &e)
 	}
 	if !ok {
-		e = Entry{Raw: text, Message: trimmed}
+		return Entry{Raw: text, Message: trimmed}
 	}
+	e.Pass = passOf(&e)
 	return e
 }
 
@@ -112,6 +118,11 @@ func (e *Entry) fill(kv map[string]string, objects map[string][2]string) {
 	if e.Object != "" {
 		delete(e.Fields, "namespace")
 		delete(e.Fields, "name")
+	} else if obj, used := otherObject(kv); obj != "" {
+		e.Object = obj
+		for _, k := range used {
+			delete(e.Fields, k)
+		}
 	}
 	if len(e.Fields) == 0 {
 		e.Fields = nil

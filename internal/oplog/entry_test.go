@@ -30,7 +30,8 @@ func TestParseText(t *testing.T) {
 			name: "slog text, the operator's own",
 			text: `time=2026-11-30T22:50:57.123Z level=INFO msg="changed the cluster" controller=postgrescluster namespace=team name=db read="sts db 3/3" did="created pod db-2" took=1.2ms`,
 			want: Entry{Time: at("2026-11-30T22:50:57.123Z"), Level: LevelInfo, Object: "team/db", Message: "changed the cluster",
-				Fields: map[string]string{"controller": "postgrescluster", "read": "sts db 3/3", "did": "created pod db-2", "took": "1.2ms"}},
+				Fields: map[string]string{"controller": "postgrescluster"},
+				Pass:   &Pass{Watch: []string{"sts db 3/3"}, Act: []string{"created pod db-2"}, Kinds: []string{"created"}, Took: 1200 * time.Microsecond}},
 		},
 		{
 			name: "slog text error with quotes inside",
@@ -118,15 +119,22 @@ func TestParseOperatorLogger(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("got %d lines from the operator's logger, want 2:\n%s", len(lines), buf.String())
 	}
-	tests := []struct{ level, msg, err, did string }{
-		{LevelInfo, "changed the cluster", "", "created pod db-1; relabelled db-0"},
-		{LevelError, "Reconciler error", `pods "db-1" is forbidden: cannot create`, ""},
+	tests := []struct {
+		level, msg, err string
+		did             []string
+	}{
+		{LevelInfo, "changed the cluster", "", []string{"created pod db-1", "relabelled db-0"}},
+		{LevelError, "Reconciler error", `pods "db-1" is forbidden: cannot create`, nil},
 	}
 	for i, tt := range tests {
 		e := ParseText(lines[i], time.Time{})
-		if e.Level != tt.level || e.Message != tt.msg || e.Error != tt.err || e.Object != "team/db" || e.Fields["did"] != tt.did || e.Time.IsZero() {
+		var did []string
+		if e.Pass != nil {
+			did = e.Pass.Act
+		}
+		if e.Level != tt.level || e.Message != tt.msg || e.Error != tt.err || e.Object != "team/db" || !reflect.DeepEqual(did, tt.did) || e.Time.IsZero() {
 			t.Errorf("line %q: got level %q message %q error %q object %q did %q time %v; want %q %q %q team/db %q and a time",
-				lines[i], e.Level, e.Message, e.Error, e.Object, e.Fields["did"], e.Time, tt.level, tt.msg, tt.err, tt.did)
+				lines[i], e.Level, e.Message, e.Error, e.Object, did, e.Time, tt.level, tt.msg, tt.err, tt.did)
 		}
 	}
 }

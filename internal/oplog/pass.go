@@ -1,0 +1,160 @@
+package oplog
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Pass is one reconcile pass of the reference operator as the course draws
+// the loop: Watch (what it read), Diff (what differed from the spec), Act
+// (what it did), then the status it wrote; how long it took and when it
+// runs next. The operator logs a pass as one line whose fields read,
+// differs, did, primary, took and next hold these (see
+// internal/operator/controller/log.go); ParseText turns them into a Pass,
+// so the page and the terminal show the same thing.
+type Pass struct {
+	Watch []string // what the pass read: pods and their servers, trouble seen
+	Diff  []string // what differed from the spec
+	Act   []string // what it did, in order; the status write is Status
+	// Kinds names what Act did, one word each, sorted and unique
+	// (promoted, fenced, labelled, created…), to filter passes by.
+	Kinds []string
+	// Status is what the pass wrote into the status ("phase Running"),
+	// empty when it wrote nothing.
+	Status string
+	// Primary is status.currentPrimary after the pass.
+	Primary string
+	Took    time.Duration
+	// Next is when the pass asked to run again; zero when the next pass
+	// waits for a change (or the periodic resync).
+	Next time.Duration
+	// Idle is a pass that found nothing to change and changed nothing.
+	Idle bool
+}
+
+// The keys of the operator's line that make up a Pass.
+const (
+	keyRead    = "read"
+	keyDiffers = "differs"
+	keyDid     = "did"
+	keyPrimary = "primary"
+	keyTook    = "took"
+	keyNext    = "next"
+)
+
+// wroteStatus is how the operator says it wrote the status (status.go).
+const wroteStatus = "wrote status ("
+
+// passOf makes the Pass of e when e is the line of a reconcile pass (it has
+// took and what it read, differed or did) and takes those fields out of
+// e.Fields, so that each fact is in the Entry once.
+func passOf(e *Entry) *Pass {
+	f := e.Fields
+	took, ok := f[keyTook]
+	if !ok {
+		return nil
+	}
+	if _, read := f[keyRead]; !read {
+		if _, did := f[keyDid]; !did {
+			if _, diff := f[keyDiffers]; !diff {
+				return nil
+			}
+		}
+	}
+	p := &Pass{Watch: items(f[keyRead]), Diff: items(f[keyDiffers]), Primary: f[keyPrimary]}
+	p.Took, _ = time.ParseDuration(took)
+	p.Next, _ = time.ParseDuration(f[keyNext])
+	for _, a := range items(f[keyDid]) {
+		if s, ok := strings.CutPrefix(a, wroteStatus); ok {
+			p.Status = strings.TrimSuffix(s, ")")
+			continue
+		}
+		p.Act = append(p.Act, a)
+		p.Kinds = append(p.Kinds, actKinds(a)...)
+	}
+	slices.Sort(p.Kinds)
+	p.Kinds = slices.Compact(p.Kinds)
+	p.Idle = len(p.Diff) == 0 && len(p.Act) == 0 && p.Status == "" && e.Error == ""
+	for _, k := range []string{keyRead, keyDiffers, keyDid, keyPrimary, keyTook, keyNext} {
+		delete(f, k)
+	}
+	if len(f) == 0 {
+		e.Fields = nil
+	}
+	return p
+}
+
+// items splits a field the operator joined with "; " into its parts. A part
+// that goes on from the one before ("…; will read again", "…; waiting", an
+// API error's "…; please apply your changes…") stays with it.
+func items(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, part := range strings.Split(s, "; ") {
+		if len(out) > 0 && continues(part) {
+			out[len(out)-1] += "; " + part
+			continue
+		}
+		out = append(out, part)
+	}
+	return out
+}
+
+func continues(part string) bool {
+	return part == "waiting" || strings.HasPrefix(part, "will ") || strings.HasPrefix(part, "please ")
+}
+
+// actKinds names what one act of the operator did, from the words its
+// writers use (controller/*.go: p.done). Relabelling a pod to unhealthy
+// is how the operator fences it: the -rw Service loses it.
+func actKinds(a string) []string {
+	first, rest, _ := strings.Cut(a, " ")
+	switch {
+	case first == "labelled" && strings.HasSuffix(rest, "→ unhealthy"):
+		return []string{"fenced", "labelled"}
+	case first == "stopped:", first == "status" && strings.HasPrefix(rest, "write conflicted"):
+		return []string{"conflict"}
+	case first == "no" && strings.Contains(rest, "waiting"):
+		return []string{"waiting"}
+	case strings.HasPrefix(rest, "now follows "):
+		return []string{"follows"}
+	case strings.HasPrefix(rest, "is gone"):
+		return []string{"gone"}
+	}
+	return []string{strings.TrimRight(first, ":")}
+}
+
+// passJSON is a Pass as the browser and `oplab logs -o json` read it:
+// durations in whole milliseconds, named for their unit.
+type passJSON struct {
+	Watch   []string `json:"watch,omitempty"`
+	Diff    []string `json:"diff,omitempty"`
+	Act     []string `json:"act,omitempty"`
+	Kinds   []string `json:"kinds,omitempty"`
+	Status  string   `json:"status,omitempty"`
+	Primary string   `json:"primary,omitempty"`
+	TookMs  int64    `json:"tookMs"`
+	NextMs  int64    `json:"nextMs,omitempty"`
+	Idle    bool     `json:"idle"`
+}
+
+// MarshalJSON writes the pass with its durations in milliseconds.
+func (p Pass) MarshalJSON() ([]byte, error) {
+	return json.Marshal(passJSON{Watch: p.Watch, Diff: p.Diff, Act: p.Act, Kinds: p.Kinds, Status: p.Status, Primary: p.Primary,
+		TookMs: p.Took.Round(time.Millisecond).Milliseconds(), NextMs: p.Next.Round(time.Millisecond).Milliseconds(), Idle: p.Idle})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (p *Pass) UnmarshalJSON(b []byte) error {
+	var j passJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*p = Pass{Watch: j.Watch, Diff: j.Diff, Act: j.Act, Kinds: j.Kinds, Status: j.Status, Primary: j.Primary,
+		Took: time.Duration(j.TookMs) * time.Millisecond, Next: time.Duration(j.NextMs) * time.Millisecond, Idle: j.Idle}
+	return nil
+}
