@@ -97,7 +97,7 @@ write_kind_config() {
   local cfg=$STATE/kind-config.yaml
   mkdir -p "$STATE"
   {
-    echo "# Written by hack/kind/env.sh for this machine; see the README's troubleshooting."
+    echo "# Written by hack/kind/env.sh for this machine; see docs/kind.md#troubleshooting."
     echo "kind: Cluster"
     echo "apiVersion: kind.x-k8s.io/v1alpha4"
     if cgroup_v1; then

@@ -2,8 +2,8 @@ package embedded
 
 // tuning holds settings that trade memory, CPU or start-up time for nothing
 // a lab can observe. Figures are from BenchmarkClusterCreate (`make bench`)
-// and from timing single components on a 2-core machine; the README keeps the
-// current ones.
+// and from timing single components on a 2-core machine; docs/figures.md
+// keeps the current ones and docs/tuning.md the history.
 type tuning struct {
 	etcd, apiserver, controllerManager, scheduler, kwok []string
 	// env adds variables per process, by binary name.
