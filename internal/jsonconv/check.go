@@ -18,10 +18,11 @@ const (
 )
 
 var (
-	durationType = reflect.TypeFor[time.Duration]()
-	timeType     = reflect.TypeFor[time.Time]()
-	sampleTime   = time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
-	camelCase    = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	durationType  = reflect.TypeFor[time.Duration]()
+	timeType      = reflect.TypeFor[time.Time]()
+	marshalerType = reflect.TypeFor[json.Marshaler]()
+	sampleTime    = time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
+	camelCase     = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
 )
 
 // Check reports every way the JSON of v's type, and of each struct type it
@@ -35,6 +36,10 @@ var (
 //   - an instant is an RFC 3339 string;
 //   - an id ("id", or a key ending in Id) is a string.
 //
+// A type with a MarshalJSON may tag its fields with the keys it writes
+// (best: the reader sees the key beside the field) or write another
+// struct; its untagged fields are then checked by their JSON alone: as
+// many keys ending in Ms written as SampleMillis as it has durations.
 // Only a value-receiver MarshalJSON counts: a pointer's is skipped where
 // the value is not addressable (a struct field, a map's value).
 func Check(v any) []error {
@@ -70,10 +75,13 @@ func (c *checker) walk(t reflect.Type) {
 	}
 	c.seen[t] = true
 	fs := fields(t, t.String())
+	own := t.Implements(marshalerType) // its JSON need not be its fields'
 	for _, f := range fs {
-		c.field(f)
+		if f.tagged || !own {
+			c.field(f)
+		}
 	}
-	c.sample(t, fs)
+	c.sample(t, fs, own)
 	for _, f := range fs {
 		c.walk(f.typ)
 	}
@@ -84,6 +92,8 @@ type field struct {
 	path string // Type.Field, for messages
 	key  string
 	typ  reflect.Type
+	// tagged: the key is the field's json tag, not its Go name.
+	tagged bool
 }
 
 // fields lists t's fields by their JSON keys, the fields of an embedded
@@ -110,10 +120,11 @@ func fields(t reflect.Type, path string) []field {
 		if !f.IsExported() {
 			continue
 		}
-		if key == "" {
+		tagged := key != ""
+		if !tagged {
 			key = f.Name
 		}
-		out = append(out, field{path: path + "." + f.Name, key: key, typ: f.Type})
+		out = append(out, field{path: path + "." + f.Name, key: key, typ: f.Type, tagged: tagged})
 	}
 	return out
 }
@@ -164,8 +175,9 @@ func (c *checker) key(path, key string) {
 }
 
 // sample checks the JSON a value of t with every field set is written as:
-// its keys, its durations and its instants.
-func (c *checker) sample(t reflect.Type, fs []field) {
+// its keys, its durations and its instants. own says t writes its JSON
+// itself, so an untagged field's key is not known.
+func (c *checker) sample(t reflect.Type, fs []field, own bool) {
 	v := reflect.New(t).Elem()
 	fill(v, 0)
 	b, err := json.Marshal(v.Interface())
@@ -180,8 +192,17 @@ func (c *checker) sample(t reflect.Type, fs []field) {
 	for k := range obj {
 		c.key(t.String(), k)
 	}
+	claimed := map[string]bool{}
+	var untagged []string // durations written under keys not known
 	for _, f := range fs {
+		if own && !f.tagged {
+			if isDuration(f.typ) {
+				untagged = append(untagged, f.path)
+			}
+			continue
+		}
 		raw, ok := obj[f.key]
+		claimed[f.key] = true
 		switch {
 		case isDuration(f.typ) && !ok:
 			c.errorf("%s: key %q is missing from the JSON of a sample that sets it", f.path, f.key)
@@ -190,6 +211,19 @@ func (c *checker) sample(t reflect.Type, fs []field) {
 		case f.typ == timeType && ok && !rfc3339(raw):
 			c.errorf("%s: key %q is written as %s: want an RFC 3339 string", f.path, f.key, raw)
 		}
+	}
+	if len(untagged) == 0 {
+		return
+	}
+	n := 0
+	for k, raw := range obj {
+		if !claimed[k] && strings.HasSuffix(k, "Ms") && allMillis(raw) {
+			n++
+		}
+	}
+	if n < len(untagged) {
+		c.errorf("%s: %d durations (%s) but %d keys ending in Ms written as %d: write each in whole milliseconds, or tag it with its key",
+			t, len(untagged), strings.Join(untagged, ", "), n, SampleMillis)
 	}
 }
 

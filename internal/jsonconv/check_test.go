@@ -38,6 +38,22 @@ type Embedded struct {
 	Note string `json:"note,omitempty"`
 }
 
+// written writes another struct: its fields need no tags, and its JSON
+// is what is checked.
+type written struct {
+	Took time.Duration
+	Next time.Duration
+	Idle bool
+}
+
+func (w written) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TookMs int64 `json:"tookMs"`
+		NextMs int64 `json:"nextMs,omitempty"`
+		Idle   bool  `json:"idle"`
+	}{Millis(w.Took), Millis(w.Next), w.Idle})
+}
+
 // The types below each break the convention once.
 type (
 	goName struct {
@@ -79,7 +95,28 @@ type (
 	snake struct {
 		Started time.Time `json:"started_at"`
 	}
+	// forgot adds a duration its MarshalJSON does not write.
+	forgot struct {
+		Took time.Duration
+		Wait time.Duration
+	}
+	// writtenNs writes its duration in nanoseconds.
+	writtenNs struct {
+		Took time.Duration
+	}
 )
+
+func (f forgot) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TookMs int64 `json:"tookMs"`
+	}{Millis(f.Took)})
+}
+
+func (w writtenNs) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TookNs int64 `json:"tookNs"`
+	}{w.Took.Nanoseconds()})
+}
 
 // MarshalJSON writes the instant as seconds since 1970.
 func (u unixTime) MarshalJSON() ([]byte, error) {
@@ -105,6 +142,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{"keeps the convention", good{}, nil},
 		{"a pointer to a list of it", &[]good{}, nil},
+		{"its MarshalJSON writes another struct", written{}, nil},
 		{"a Go field name", goName{}, []string{`goName.Name: key "Name" is not camelCase`, `key "Name" is not camelCase`}},
 		{"a bare duration", bareDuration{}, []string{`key "Timeout" is not camelCase`, `key "Timeout" holds a time.Duration`,
 			`key "Timeout" is not camelCase`, `key "Timeout" is written as 1234567800`}},
@@ -118,6 +156,8 @@ func TestCheck(t *testing.T) {
 			`holds a time.Duration`, `is in nanoseconds`, `is written as 1234567800`}},
 		{"a pointer-receiver MarshalJSON", outer{}, []string{`pointerMarshaler.Took: key "tookMs" is written as 1234567800`}},
 		{"snake case", snake{}, []string{`key "started_at" is not camelCase`, `key "started_at" is not camelCase`}},
+		{"a duration its MarshalJSON forgets", forgot{}, []string{`2 durations (jsonconv.forgot.Took, jsonconv.forgot.Wait) but 1 keys ending in Ms`}},
+		{"a MarshalJSON that writes ns", writtenNs{}, []string{`key "tookNs" is in nanoseconds`, `1 durations (jsonconv.writtenNs.Took) but 0 keys`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
