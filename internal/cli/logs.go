@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -25,8 +25,9 @@ func newLogsCmd(g *globals) *cobra.Command {
   oplab logs --session failover-1a2b3c`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.output != "" {
-				return errors.New("logs are text: --output is not supported")
+			asJSON, err := f.json()
+			if err != nil {
+				return err
 			}
 			m, closeStore, err := g.sessions(cmd.Context())
 			if err != nil {
@@ -50,33 +51,54 @@ func newLogsCmd(g *globals) *cobra.Command {
 				defer w.Stop()
 			}
 			out := cmd.OutOrStdout()
-			return printLog(cmd.Context(), src, out, newStyle(out), follow)
+			return printLog(cmd.Context(), src, logPrinter{w: out, s: newStyle(out), json: asJSON}, follow)
 		},
 	}
 	f.add(cmd)
-	cmd.Flags().Lookup("output").Hidden = true
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "follow the log live until interrupted")
 	return cmd
 }
 
 // printLog prints the operator's log and, with follow, goes on printing
 // what is written next, across restarts of the operator, until ctx ends.
-func printLog(ctx context.Context, src oplog.Source, w io.Writer, s style, follow bool) error {
-	return src.Lines(ctx, follow, func(l oplog.Line) error {
-		_, err := fmt.Fprintln(w, paint(s, l))
+func printLog(ctx context.Context, src oplog.Source, p logPrinter, follow bool) error {
+	return src.Lines(ctx, follow, p.line)
+}
+
+// logPrinter prints the operator's log lines: a reconcile pass as its
+// watch, diff, act and status (oplog.Entry.Text), any other line as the
+// operator wrote it; with json, each line's oplog.Entry (its pass
+// included) as one JSON object a line.
+type logPrinter struct {
+	w    io.Writer
+	s    style
+	json bool
+}
+
+func (p logPrinter) line(l oplog.Line) error {
+	e := oplog.ParseEntry(l)
+	if p.json {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode operator log line: %w", err)
+		}
+		_, err = fmt.Fprintf(p.w, "%s\n", b)
 		return err
-	})
+	}
+	e.Time = e.Time.Local()
+	_, err := fmt.Fprintln(p.w, paint(p.s, e))
+	return err
 }
 
 // paint colours errors and warnings, by the line's level or its words.
-func paint(s style, l oplog.Line) string {
-	level := oplog.ParseEntry(l).Level
-	text := strings.ToLower(l.Text)
+func paint(s style, e oplog.Entry) string {
+	text := e.Text()
+	low := strings.ToLower(e.Raw)
 	switch {
-	case level == oplog.LevelError || strings.Contains(text, "error") || strings.Contains(text, "forbidden"):
-		return s.bad(l.Text)
-	case level == oplog.LevelWarn || strings.Contains(text, "warn"):
-		return s.warn(l.Text)
+	case e.Level == oplog.LevelError || strings.Contains(low, "error") || strings.Contains(low, "forbidden"):
+		return s.bad(text)
+	case e.Level == oplog.LevelWarn || strings.Contains(low, "warn"):
+		return s.warn(text)
 	}
-	return l.Text
+	return text
 }
