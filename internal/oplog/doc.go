@@ -7,6 +7,12 @@
 // run's file aside at each restart. Location names those files; ParseCRI and
 // Joiner read CRI records and join partial ones; ParseEntry turns the
 // operator's own line (slog text or JSON, zap JSON or console, klog, or plain
-// text) into an Entry of time, level, object and message; Follow tails the
-// log across restarts and truncation.
+// text), or another operator's (Zalando's and Spotahome's logrus lines), into
+// an Entry of time, level, object and message; Follow tails the log across
+// restarts and truncation.
+//
+// A reconcile pass of the reference operator is one line; its Entry carries
+// the Pass the course draws (Watch → Diff → Act → status, took, next, idle),
+// which the page draws from the Entry's JSON and the terminal from
+// Entry.Text, so both show the same thing.
 package oplog

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 // Pass is one reconcile pass of the reference operator as the course draws
@@ -15,23 +17,23 @@ import (
 // internal/operator/controller/log.go); ParseText turns them into a Pass,
 // so the page and the terminal show the same thing.
 type Pass struct {
-	Watch []string // what the pass read: pods and their servers, trouble seen
-	Diff  []string // what differed from the spec
-	Act   []string // what it did, in order; the status write is Status
+	Watch []string `json:"watch,omitempty"` // what the pass read: pods and their servers, trouble seen
+	Diff  []string `json:"diff,omitempty"`  // what differed from the spec
+	Act   []string `json:"act,omitempty"`   // what it did, in order; the status write is Status
 	// Kinds names what Act did, one word each, sorted and unique
 	// (promoted, fenced, labelled, created…), to filter passes by.
-	Kinds []string
+	Kinds []string `json:"kinds,omitempty"`
 	// Status is what the pass wrote into the status ("phase Running"),
 	// empty when it wrote nothing.
-	Status string
+	Status string `json:"status,omitempty"`
 	// Primary is status.currentPrimary after the pass.
-	Primary string
-	Took    time.Duration
+	Primary string        `json:"primary,omitempty"`
+	Took    time.Duration `json:"tookMs"` // written in whole milliseconds (MarshalJSON)
 	// Next is when the pass asked to run again; zero when the next pass
 	// waits for a change (or the periodic resync).
-	Next time.Duration
+	Next time.Duration `json:"nextMs,omitempty"`
 	// Idle is a pass that found nothing to change and changed nothing.
-	Idle bool
+	Idle bool `json:"idle"`
 }
 
 // The keys of the operator's line that make up a Pass.
@@ -129,7 +131,7 @@ func actKinds(a string) []string {
 }
 
 // passJSON is a Pass as the browser and `oplab logs -o json` read it:
-// durations in whole milliseconds, named for their unit.
+// durations in whole milliseconds, named for their unit (docs/api.md).
 type passJSON struct {
 	Watch   []string `json:"watch,omitempty"`
 	Diff    []string `json:"diff,omitempty"`
@@ -145,7 +147,7 @@ type passJSON struct {
 // MarshalJSON writes the pass with its durations in milliseconds.
 func (p Pass) MarshalJSON() ([]byte, error) {
 	return json.Marshal(passJSON{Watch: p.Watch, Diff: p.Diff, Act: p.Act, Kinds: p.Kinds, Status: p.Status, Primary: p.Primary,
-		TookMs: p.Took.Round(time.Millisecond).Milliseconds(), NextMs: p.Next.Round(time.Millisecond).Milliseconds(), Idle: p.Idle})
+		TookMs: jsonconv.Millis(p.Took), NextMs: jsonconv.Millis(p.Next), Idle: p.Idle})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/cmd/pg-operator/app"
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 // operatorLine writes one line through the operator's own logger, with the
@@ -179,5 +180,14 @@ func TestPassJSON(t *testing.T) {
 	b, _ = json.Marshal(idle.Pass)
 	if got, want := string(b), `{"watch":["pods: prod-db-0 primary@0/1"],"tookMs":0,"idle":true}`; got != want {
 		t.Errorf("idle pass JSON: got %s, want %s", got, want)
+	}
+}
+
+// TestEntryJSONConvention holds the Entry the page receives to the JSON
+// convention of every browser API (docs/api.md).
+func TestEntryJSONConvention(t *testing.T) {
+	t.Parallel()
+	for _, err := range jsonconv.Check(Entry{}) {
+		t.Error(err)
 	}
 }
