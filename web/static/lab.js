@@ -244,7 +244,16 @@ function report(box, title, r) {
     el('ul', {}, ...(r.results ?? []).map((x) => el('li', { class: x.passed ? 'pass' : 'fail' },
       el('span', { class: 'mark', 'aria-label': x.passed ? t('lab.passed') : t('lab.failed') }, x.passed ? '✓' : '✗'), ' ',
       el('code', {}, x.kind), ` (${t('lab.weight', { w: x.weight })}) `, x.reason || '',
+      log && r.at ? passLink(r.at) : null,
       !x.passed && text(x.explain) ? el('div', { class: 'explain' }, text(x.explain)) : null))));
+}
+
+// passLink shows, in the log, the last reconcile pass before the checks
+// gave their verdict: what the operator had done by then.
+function passLink(at) {
+  const b = el('button', { type: 'button', class: 'link show-pass', 'data-at': ms(at) }, t('log.showpass'));
+  b.addEventListener('click', () => { panes.select('log'); log?.jumpTo(ms(at)); });
+  return el('span', {}, ' ', b);
 }
 
 async function act(button, path, body, pending) {
