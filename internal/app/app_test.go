@@ -51,7 +51,7 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if id, err := b.Sessions.Resolve(ctx, LocalLearner, ""); err != nil || !strings.HasPrefix(id, "rbac-") {
+	if id, err := b.Sessions.Resolve(ctx, LocalLearner, "", ""); err != nil || !strings.HasPrefix(id, "rbac-") {
 		t.Errorf("second app: got %q, %v; want the rbac session the first recorded", id, err)
 	}
 }

@@ -101,7 +101,7 @@ func (g *globals) sessionsOn(ctx context.Context, c app.Config) (l *local, close
 // active session, or else their newest one, with errors that say what to
 // do.
 func resolve(ctx context.Context, l *local, id string) (string, error) {
-	got, err := l.Sessions.Resolve(ctx, offlineLearner, id)
+	got, err := l.Sessions.Resolve(ctx, offlineLearner, "", id)
 	return got, explainResolve(err, id)
 }
 

@@ -57,22 +57,20 @@ machine's own learner on loopback, without classes, unless
 			if serving.Warning != "" {
 				fmt.Fprintln(cmd.ErrOrStderr(), serving.Warning)
 			}
-			// Sessions an oplab left behind when it stopped are failed and
-			// their clusters deleted before anyone is served.
-			rep, err := a.Recover(ctx)
-			if err != nil {
-				g.logger().Warn("recover sessions", "err", err)
-			}
-			if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "recovered after an unclean stop: %d sessions failed, %d clusters deleted\n", len(rep.Failed), len(rep.Deleted))
-			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
-				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving})
+				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving,
+				// Sessions an oplab left behind when it stopped are failed
+				// and their clusters deleted before anyone is served.
+				Repaired: func(rep session.RecoverReport) {
+					if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "recovered after an unclean stop: %d sessions failed, %d clusters deleted\n", len(rep.Failed), len(rep.Deleted))
+					}
+				}})
 			if err != nil {
 				ln.Close()
 				return err

@@ -18,7 +18,7 @@ func TestResolve(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
-	if _, err := f.m.Resolve(ctx, "alice", ""); !errors.Is(err, ErrNoSession) {
+	if _, err := f.m.Resolve(ctx, "alice", "", ""); !errors.Is(err, ErrNoSession) {
 		t.Errorf("no sessions: got %v, want ErrNoSession", err)
 	}
 	f.seed(t, "old", "rbac", Completed, 1, nil)
@@ -27,20 +27,26 @@ func TestResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		learner, id string
-		want        string
-		wantErr     error
+		learner, lab, id string
+		want             string
+		wantErr          error
 	}{
-		{"alice", "", "live", nil},
-		{"alice", "old", "old", nil},
-		{"alice", "ghost", "", ErrNotFound},
-		{"alice", "bobs", "", ErrNotFound}, // another learner's session is not theirs to find
-		{"bob", "", "bobs", nil},
+		{"alice", "", "", "live", nil},
+		{"alice", "", "old", "old", nil},
+		{"alice", "", "ghost", "", ErrNotFound},
+		{"alice", "", "bobs", "", ErrNotFound}, // another learner's session is not theirs to find
+		{"bob", "", "", "bobs", nil},
+		// A lab's page means the lab's session: the active one, else the
+		// newest, which may have ended.
+		{"alice", "rbac", "", "old", nil},
+		{"alice", "failover", "", "live", nil},
+		{"alice", "quota", "", "", ErrNoSession},
+		{"alice", "failover", "old", "", ErrNotFound}, // of another lab
 	}
 	for _, tt := range tests {
-		got, err := f.m.Resolve(ctx, tt.learner, tt.id)
+		got, err := f.m.Resolve(ctx, tt.learner, tt.lab, tt.id)
 		if got != tt.want || !errors.Is(err, tt.wantErr) {
-			t.Errorf("resolve(%s, %q): got %q, %v; want %q, %v", tt.learner, tt.id, got, err, tt.want, tt.wantErr)
+			t.Errorf("resolve(%s, lab %q, %q): got %q, %v; want %q, %v", tt.learner, tt.lab, tt.id, got, err, tt.want, tt.wantErr)
 		}
 	}
 	if _, err := f.m.Status(ctx, "ghost"); !errors.Is(err, ErrNotFound) {

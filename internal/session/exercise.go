@@ -35,17 +35,9 @@ func (m *Manager) open(ctx context.Context, id string, progress Progress) (*live
 		unlock()
 		return nil, nil, err
 	}
-	switch st := s.state(); {
-	case st.Terminal():
+	if err := s.exercising(); err != nil {
 		unlock()
-		return nil, nil, fmt.Errorf("session %s is %s%s: %w", id, st, because(s), ErrEnded)
-	case st == Provisioning:
-		unlock()
-		return nil, nil, fmt.Errorf("session %s: %w (still provisioning)", id, ErrNotReady)
-	}
-	if s.exercise() == nil {
-		unlock()
-		return nil, nil, fmt.Errorf("session %s: every exercise is done: %w", id, ErrEnded)
+		return nil, nil, err
 	}
 	return s, unlock, nil
 }
@@ -84,9 +76,8 @@ func (m *Manager) Chaos(ctx context.Context, id, exercise string, progress Progr
 		return nil, err
 	}
 	ex := s.exercise()
-	if s.state() == InExercise && s.work.Attempt != nil && (len(ex.Chaos) == 0 || !s.work.Attempt.T0.IsZero()) {
-		return nil, fmt.Errorf("exercise %s already started at %s: repair it and run check, or reset it: %w",
-			ex.ID, since(s.work.Attempt).Format(time.TimeOnly), ErrOutOfOrder)
+	if err := s.refuse(ActChaos); err != nil {
+		return nil, err
 	}
 	e, err := m.engine(&s.rec)
 	if err != nil {
@@ -192,13 +183,8 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	}
 	defer unlock()
 	ex := s.exercise()
-	switch {
-	case s.state() == InExercise && s.work.Attempt == nil:
-		return nil, fmt.Errorf("exercise %s: no attempt was recorded: %w", ex.ID, ErrOutOfOrder)
-	case s.state() == Ready && len(ex.Chaos) > 0:
-		return nil, fmt.Errorf("exercise %s has not started: inject its chaos first: %w", ex.ID, ErrOutOfOrder)
-	case s.state() == InExercise && len(ex.Chaos) > 0 && s.work.Attempt.T0.IsZero():
-		return nil, fmt.Errorf("exercise %s: its fault was never confirmed, so recovery cannot count: reset it: %w", ex.ID, ErrOutOfOrder)
+	if err := s.refuse(ActCheck); err != nil {
+		return nil, err
 	}
 	e, err := m.engine(&s.rec)
 	if err != nil {

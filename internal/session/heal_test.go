@@ -59,12 +59,9 @@ func TestHealProvisioning(t *testing.T) {
 	if _, err := other.Chaos(short, "busy", "", nil); !errors.Is(err, ErrNotReady) {
 		t.Errorf("chaos during a start under way: got %v, want ErrNotReady at once", err)
 	}
-	if _, err := other.Current(ctx, "alice"); err != nil && !errors.Is(err, ErrNoSession) {
+	if id, err := other.Resolve(ctx, "alice", "", ""); id != "busy" {
 		// busy is alice's only live session now.
-		t.Errorf("current: got %v", err)
-	}
-	if id, _ := other.Current(ctx, "alice"); id != "busy" {
-		t.Errorf("current: got %q, want busy (dead is not active any more)", id)
+		t.Errorf("resolve: got %q, %v; want busy (dead is not active any more)", id, err)
 	}
 	evs, _ := other.Timeline(ctx, "dead", 0)
 	if last := evs[len(evs)-1]; last.Kind != KindState || !strings.Contains(last.Message, "provisioning → failed") {

@@ -43,8 +43,8 @@ func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
 	}
 	defer unlock()
 	ex := s.exercise()
-	if s.work.Attempt == nil && len(ex.Chaos) > 0 {
-		return nil, fmt.Errorf("exercise %s has not started: inject its chaos first: %w", ex.ID, ErrOutOfOrder)
+	if err := s.refuse(ActHint); err != nil {
+		return nil, err
 	}
 	e, err := m.engine(&s.rec)
 	if err != nil {

@@ -136,11 +136,8 @@ func TestStartFailure(t *testing.T) {
 	if !strings.HasPrefix(got, "state,") || !strings.HasSuffix(got, ",state") || !strings.Contains(evs[len(evs)-1].Message, "provisioning → failed: create cluster") {
 		t.Errorf("timeline: got kinds %s, last %q; want the provisioning state first and the move to failed, with its cause, last", got, evs[len(evs)-1].Message)
 	}
-	if _, err := m2.Current(ctx, "bob"); !errors.Is(err, ErrNoSession) {
-		t.Errorf("current after a failed start: got %v, want ErrNoSession", err)
-	}
-	if id, err := m2.Latest(ctx, "bob"); err != nil || id != st.ID {
-		t.Errorf("latest: got %q, %v; want %s", id, err, st.ID)
+	if id, err := m2.Resolve(ctx, "bob", "", ""); err != nil || id != st.ID {
+		t.Errorf("resolve after a failed start: got %q, %v; want the failed session %s", id, err, st.ID)
 	}
 }
 
@@ -198,19 +195,16 @@ func TestCurrent(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := t.Context()
-	if _, err := f.m.Current(ctx, "alice"); !errors.Is(err, ErrNoSession) {
+	if _, err := f.m.Resolve(ctx, "alice", "", ""); !errors.Is(err, ErrNoSession) {
 		t.Errorf("no sessions: got %v, want ErrNoSession", err)
-	}
-	if _, err := f.m.Latest(ctx, "alice"); !errors.Is(err, ErrNoSession) {
-		t.Errorf("latest of no sessions: got %v, want ErrNoSession", err)
 	}
 	f.seed(t, "old", "rbac", Completed, 1, nil)
 	f.seed(t, "a", "failover", Ready, 0, nil)
-	if id, err := f.m.Current(ctx, "alice"); err != nil || id != "a" {
+	if id, err := f.m.Resolve(ctx, "alice", "", ""); err != nil || id != "a" {
 		t.Errorf("one active: got %q, %v; want a", id, err)
 	}
 	f.seed(t, "b", "quota", InExercise, 0, &engine.Attempt{})
-	if _, err := f.m.Current(ctx, "alice"); !errors.Is(err, ErrSeveralSessions) || !strings.Contains(err.Error(), "a") {
+	if _, err := f.m.Resolve(ctx, "alice", "", ""); !errors.Is(err, ErrSeveralSessions) || !strings.Contains(err.Error(), "a") {
 		t.Errorf("two active: got %v, want ErrSeveralSessions naming them", err)
 	}
 }

@@ -214,7 +214,7 @@ func (m *Manager) QuizSession(ctx context.Context, learner, id, quizID string) (
 	}
 	labs := m.quizLabs(q.ID)
 	if id != "" {
-		if _, err := m.Resolve(ctx, learner, id); err != nil {
+		if _, err := m.Resolve(ctx, learner, "", id); err != nil {
 			return "", err
 		}
 		rec, err := m.record(ctx, id)

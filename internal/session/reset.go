@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Reset returns the current exercise's cluster state to where the attempt
@@ -20,8 +19,8 @@ func (m *Manager) Reset(ctx context.Context, id string, progress Progress) (*Sta
 	defer unlock()
 	ex := s.exercise()
 	a := s.work.Attempt
-	if a == nil {
-		return nil, fmt.Errorf("exercise %s has not started, so there is nothing to reset: %w", ex.ID, ErrOutOfOrder)
+	if err := s.refuse(ActReset); err != nil {
+		return nil, err
 	}
 	e, err := m.engine(&s.rec)
 	if err != nil {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -22,6 +21,12 @@ type Status struct {
 	Provider string `json:"provider"`
 	Lang     string `json:"lang"`
 	State    State  `json:"state"`
+	// Active is whether the session is live (State.Active): a front end
+	// reads it, never a list of states of its own.
+	Active bool `json:"active"`
+	// Actions are the steps the session allows now, in order; a page
+	// offers these and no others.
+	Actions []Action `json:"actions"`
 	// Exercise is the index of the current exercise (== Exercises when
 	// all are done) and ExerciseID its id.
 	Exercise   int    `json:"exercise"`
@@ -76,7 +81,7 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	ctx = context.WithoutCancel(ctx)
 	st := &Status{
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
-		State: s.state(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
+		State: s.state(), Active: s.state().Active(), Actions: s.actions(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error, Ended: s.work.Ended,
 		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated, Extended: millis(s.work.Extended),
 	}
@@ -126,7 +131,7 @@ func (m *Manager) Sessions(ctx context.Context, learner string) ([]Summary, erro
 	}
 	out := make([]Summary, 0, len(list))
 	for _, r := range list {
-		sum := Summary{ID: r.ID, Learner: r.Learner, Lab: r.Lab, Provider: r.Provider, Lang: r.Lang, State: State(r.State),
+		sum := Summary{ID: r.ID, Learner: r.Learner, Lab: r.Lab, Provider: r.Provider, Lang: r.Lang, State: State(r.State), Active: State(r.State).Active(),
 			Exercise: r.Exercise, Created: r.Created, Updated: r.Updated}
 		if l, err := m.Lab(r.Lab); err == nil {
 			sum.Exercises = len(l.Exercises)
@@ -136,57 +141,43 @@ func (m *Manager) Sessions(ctx context.Context, learner string) ([]Summary, erro
 	return out, nil
 }
 
-// Resolve returns the session a learner's command acts on: id when given
-// (ErrNotFound unless it is one of the learner's sessions, so that nobody
-// learns of another's), else the learner's active session, else their
-// newest one, which may have ended (its status and results stay
-// readable). ErrNoSession when the learner has none; ErrSeveralSessions
-// when more than one is active.
-func (m *Manager) Resolve(ctx context.Context, learner, id string) (string, error) {
-	if id == "" {
-		return m.Latest(ctx, learner)
+// Resolve returns the session a learner's action means, whichever front
+// end asks: id when given (ErrNotFound unless it is one of the learner's
+// sessions, of lab when lab is given, so that nobody learns of another's),
+// else the learner's active session (of lab), else their newest one (of
+// lab), which may have ended: its status and results stay readable.
+// ErrNoSession when there is none; ErrSeveralSessions when more than one
+// is active.
+func (m *Manager) Resolve(ctx context.Context, learner, lab, id string) (string, error) {
+	if id != "" {
+		rec, err := m.record(ctx, id)
+		if err != nil {
+			return "", err
+		}
+		if rec.Learner != learner || lab != "" && rec.Lab != lab {
+			return "", fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		return id, nil
 	}
-	rec, err := m.record(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	if rec.Learner != learner {
-		return "", fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	return id, nil
-}
-
-// Current returns the id of the learner's one active session:
-// ErrNoSession when there is none, ErrSeveralSessions when there are more.
-func (m *Manager) Current(ctx context.Context, learner string) (string, error) {
 	if err := m.Heal(ctx, learner); err != nil {
 		return "", err
 	}
-	active, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, States: activeStates()})
+	active, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, Lab: lab, States: activeStates()})
 	if err != nil {
 		return "", err
 	}
 	switch len(active) {
 	case 0:
-		return "", ErrNoSession
 	case 1:
 		return active[0].ID, nil
+	default:
+		ids := make([]string, len(active))
+		for i, a := range active {
+			ids[i] = a.ID
+		}
+		return "", fmt.Errorf("%w: %s", ErrSeveralSessions, strings.Join(ids, ", "))
 	}
-	ids := make([]string, len(active))
-	for i, a := range active {
-		ids[i] = a.ID
-	}
-	return "", fmt.Errorf("%w: %s", ErrSeveralSessions, strings.Join(ids, ", "))
-}
-
-// Latest returns the id of the learner's active session or, when none is
-// active, of their newest one; ErrNoSession when they have none.
-func (m *Manager) Latest(ctx context.Context, learner string) (string, error) {
-	id, err := m.Current(ctx, learner)
-	if !errors.Is(err, ErrNoSession) {
-		return id, err
-	}
-	all, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner})
+	all, err := m.o.Store.Sessions(ctx, store.Filter{Learner: learner, Lab: lab}) // newest first
 	if err != nil {
 		return "", err
 	}

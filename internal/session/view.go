@@ -254,6 +254,8 @@ type Summary struct {
 	Provider string `json:"provider"`
 	Lang     string `json:"lang"`
 	State    State  `json:"state"`
+	// Active is whether the session is live (State.Active).
+	Active bool `json:"active"`
 	// Exercise is the index of the current exercise (== Exercises when
 	// all are done).
 	Exercise  int       `json:"exercise"`

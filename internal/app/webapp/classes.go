@@ -36,7 +36,7 @@ func (w *Web) Rejoin(ctx context.Context, client, code string) (*server.Member, 
 
 // classesServed refuses class work where the server serves no class.
 func (w *Web) classesServed() error {
-	if !w.serving.Classes {
+	if !w.rt.Serving().Classes {
 		return classified{app.ErrNoClasses, server.ErrConflict}
 	}
 	return nil

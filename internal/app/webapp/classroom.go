@@ -158,13 +158,13 @@ func (w *Web) ExtendLearner(ctx context.Context, in server.Instructor, name, id 
 
 // ClassesChanged makes the classes' warm pools follow a class created or
 // edited here at once, rather than at the next housekeeping.
-func (w *Web) ClassesChanged() { w.pools.Poke() }
+func (w *Web) ClassesChanged() { w.rt.ClassesChanged() }
 
 // CloseClass closes the class.
 func (w *Web) CloseClass(ctx context.Context, in server.Instructor, name string) error {
 	_, err := w.a.Classes.Close(ctx, actor(in), name)
 	if err == nil {
-		w.pools.Poke() // its warm sessions go now
+		w.rt.ClassesChanged() // its warm sessions go now
 	}
 	return classErr(err)
 }

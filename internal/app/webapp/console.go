@@ -22,17 +22,17 @@ func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) er
 		return webErr(err)
 	}
 	began := time.Now()
-	res, err := w.runner.Run(ctx, console.Request{Line: line, Owner: t.Owner, Kubeconfig: t.Kubeconfig, Stdin: []byte(stdin),
+	res, err := w.rt.Console().Run(ctx, console.Request{Line: line, Owner: t.Owner, Kubeconfig: t.Kubeconfig, Stdin: []byte(stdin),
 		Output: func(c console.Chunk) { _, _ = out.Write(c.Data) }})
 	w.record(ctx, id, line, res, err, time.Since(began))
 	switch {
 	case errors.Is(err, console.ErrRefused):
-		w.metrics.ConsoleCommand(metrics.ConsoleRefused)
-		w.metrics.Refused(metrics.RefusedConsole)
+		w.rt.Metrics().ConsoleCommand(metrics.ConsoleRefused)
+		w.rt.Metrics().Refused(metrics.RefusedConsole)
 	case err == nil && res.ExitCode == 0:
-		w.metrics.ConsoleCommand(metrics.ConsoleOK)
+		w.rt.Metrics().ConsoleCommand(metrics.ConsoleOK)
 	case res != nil:
-		w.metrics.ConsoleCommand(metrics.ConsoleFailed)
+		w.rt.Metrics().ConsoleCommand(metrics.ConsoleFailed)
 	}
 	return err
 }
@@ -43,7 +43,7 @@ func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion,
 	if err != nil {
 		return server.Completion{}, webErr(err)
 	}
-	c, err := w.runner.Completer(t.Owner, t.Kubeconfig).Complete(ctx, line)
+	c, err := w.rt.Console().Completer(t.Owner, t.Kubeconfig).Complete(ctx, line)
 	return server.Completion{From: c.From, Candidates: c.Candidates}, err
 }
 

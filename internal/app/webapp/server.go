@@ -32,6 +32,9 @@ type ServerConfig struct {
 	Warm app.PoolOptions
 	// Serving is what app.CheckServe allowed; App.DefaultServing when nil.
 	Serving *app.Serving
+	// Repaired, when set, hears what the start-up repair did (see
+	// App.Serve) before anyone is served.
+	Repaired func(session.RecoverReport)
 }
 
 // NewServer builds the web server of a single-user oplab on a: its learner
@@ -42,6 +45,9 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving})
 	if err != nil {
 		return nil, nil, err
+	}
+	if c.Repaired != nil {
+		c.Repaired(w.rt.Repaired)
 	}
 	s, err = server.New(server.Config{App: w, Console: w.Console(), Streams: w, Web: c.Web,
 		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,

@@ -33,7 +33,7 @@ func (w *Web) Catalogue(ctx context.Context, learner, l string) ([]server.LabEnt
 	for _, lb := range labs {
 		e := server.LabEntry{ID: lb.ID, Title: lb.Title, Summary: lb.Summary, Duration: lb.TimeLimit.Duration(), Requires: lb.Requires}
 		if p := lb.Progress; p.State != session.ProgressNotStarted {
-			e.State, e.Session, e.Exercise, e.Score, e.Total = string(p.SessionState), p.Session, p.Exercise+1, p.Score, p.Total
+			e.State, e.Active, e.Session, e.Exercise, e.Score, e.Total = string(p.SessionState), p.SessionState.Active(), p.Session, p.Exercise+1, p.Score, p.Total
 			for _, r := range p.Results {
 				if r.Kind == session.ResultExercise && r.Recovery > 0 {
 					e.Recoveries = append(e.Recoveries, r.Recovery.Duration())
@@ -79,7 +79,7 @@ func (w *Web) Lab(_ context.Context, id, l string) (*server.LabView, error) {
 }
 
 func ref(id, learner, lab string, state session.State, exercise int, created time.Time) server.SessionRef {
-	return server.SessionRef{ID: id, Learner: learner, Lab: lab, State: string(state), Exercise: exercise, Created: created}
+	return server.SessionRef{ID: id, Learner: learner, Lab: lab, State: string(state), Active: state.Active(), Exercise: exercise, Created: created}
 }
 
 // Sessions lists the learner's sessions, newest first.
@@ -150,16 +150,16 @@ func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server
 		// Nothing was started: nothing to time.
 	case refusal(err) != nil:
 		// The learner's class said no: nothing was started.
-		w.metrics.Refused(metrics.RefusedForbidden)
+		w.rt.Metrics().Refused(metrics.RefusedForbidden)
 	case errors.Is(err, session.ErrUnsupported):
-		w.metrics.Refused(metrics.RefusedUnsupported)
+		w.rt.Metrics().Refused(metrics.RefusedUnsupported)
 	case errors.Is(err, session.ErrUnknownLab), errors.Is(err, session.ErrActive):
 		// Refused before any provisioning: nothing to time.
 	default:
-		w.metrics.ObserveProvisioning(w.a.Clusters.Info().Name, time.Since(began), err)
+		w.rt.Metrics().ObserveProvisioning(w.a.Clusters.Info().Name, time.Since(began), err)
 	}
-	if err == nil && w.keeper != nil {
-		w.keeper.Poke() // the start may have taken a warm session
+	if err == nil {
+		w.rt.Started() // the start may have taken a warm session
 	}
 	return status(v, err)
 }
@@ -176,7 +176,7 @@ func (w *Web) Check(ctx context.Context, id string, p func(server.Update)) (any,
 		if st, serr := w.a.Sessions.Status(ctx, id); serr == nil {
 			lab = st.Lab
 		}
-		w.metrics.ObserveCheck(lab, time.Since(began), res != nil && res.Passed, err)
+		w.rt.Metrics().ObserveCheck(lab, time.Since(began), res != nil && res.Passed, err)
 	}
 	return status(res, err)
 }

@@ -46,7 +46,7 @@ func signIn(si *class.SignIn) *server.SignIn {
 // flood shows on /metrics; it returns err.
 func (w *Web) counted(err error) error {
 	if errors.Is(err, class.ErrTooManyAttempts) {
-		w.metrics.Refused(metrics.RefusedRateLimit)
+		w.rt.Metrics().Refused(metrics.RefusedRateLimit)
 	}
 	return err
 }

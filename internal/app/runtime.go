@@ -1,0 +1,286 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"oplab.dev/oplab/internal/clusterview"
+	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/metrics"
+	"oplab.dev/oplab/internal/oplog"
+	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/stream"
+)
+
+// RuntimeOptions configure what a serving App does besides answering
+// calls.
+type RuntimeOptions struct {
+	// BinDir holds kubectl for the console; the console is off when empty
+	// or when kubectl cannot be run from it.
+	BinDir string
+	// ConsoleLimits caps each learner's console commands at once (the
+	// console's defaults when zero).
+	ConsoleLimits console.Limits
+	// WatchInterval is how often the goals of the sessions in exercise are
+	// polled for their time to recovery; session.DefaultWatchInterval
+	// when zero.
+	WatchInterval time.Duration
+	// Expire ends live sessions idle or old past its limits; none when zero.
+	Expire session.ExpireOptions
+	// Warm keeps warm sessions of labs ready (see PoolOptions); none when
+	// its Sizes is empty.
+	Warm PoolOptions
+	// HousekeepingEvery is how often sessions are expired and the clusters
+	// of ended sessions found and deleted; DefaultHousekeepingEvery when
+	// zero.
+	HousekeepingEvery time.Duration
+	// Serving says whether classes are served and whether the console may
+	// run unsandboxed (see CheckServe); DefaultServing when nil.
+	Serving *Serving
+	// Logger receives the runtime's trouble; the App's logger when nil.
+	Logger *slog.Logger
+}
+
+// DefaultHousekeepingEvery is how often a serving App expires sessions and
+// removes left-over clusters.
+const DefaultHousekeepingEvery = time.Minute
+
+// Runtime is the work of a serving App, whatever front end hosts it: the
+// start-up repair, then housekeeping (expiry, recovery, orphaned
+// clusters), the warm and class pools, the goal watcher that times
+// recoveries, the live streams' hub, the console's runner and the
+// metrics. Serve starts it; Close stops it.
+type Runtime struct {
+	a       *App
+	log     *slog.Logger
+	runner  *console.Runner // nil without a console
+	serving Serving
+	hub     *stream.Hub
+	watcher *session.Watcher
+	metrics *metrics.Metrics
+	keeper  *Keeper // nil without a warm pool
+	pools   *ClassPools
+
+	// Repaired is what the start-up repair did.
+	Repaired session.RecoverReport
+
+	stopHousekeeping context.CancelFunc
+	housekeepingDone chan struct{}
+}
+
+// Serve repairs what an oplab that stopped uncleanly left (Recover), then
+// starts the App's background work. The work outlives ctx's deadline:
+// Close stops it.
+func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
+	if o.Logger == nil {
+		o.Logger = a.log
+	}
+	r := &Runtime{a: a, log: o.Logger}
+	if o.Serving != nil {
+		r.serving = *o.Serving
+	} else {
+		r.serving = a.DefaultServing()
+	}
+	rep, err := a.Recover(ctx)
+	if err != nil {
+		r.log.Warn("recover sessions", "err", err)
+	}
+	r.Repaired = rep
+	// The console's kubectl runs in a sandbox that cannot read the
+	// server's files; without one it runs only where the operator said
+	// --insecure-clusters.
+	sandbox := console.SandboxRequired
+	if r.serving.Insecure {
+		sandbox = console.SandboxAuto
+	}
+	r.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
+	if o.BinDir != "" {
+		cr, err := console.New(ctx, console.Options{
+			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger, Limits: o.ConsoleLimits,
+			// exec and debug only mean something where containers run.
+			Policy:  console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
+			Sandbox: sandbox,
+		})
+		if err != nil {
+			// The rest of the page works without a console; it says so.
+			o.Logger.Warn("web console off", "err", err)
+		} else {
+			r.runner = cr
+		}
+	}
+	r.hub = stream.New(r.open, stream.Options{})
+	bg := context.WithoutCancel(ctx)
+	// While the App serves, the goals of every session in exercise are
+	// watched after T0, so a time to recovery is when the cluster
+	// recovered, not when its learner pressed Check.
+	r.watcher = a.Sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
+	r.watcher.Start(bg)
+	r.housekeep(bg, o)
+	// Each class's own warm sessions (oplab class edit --warm) follow the
+	// classes as housekeeping reads them, and at once after a change.
+	r.pools = a.ClassPools(PoolOptions{Logger: o.Logger})
+	r.pools.Start(bg, o.HousekeepingEvery)
+	if len(o.Warm.Sizes) > 0 {
+		wo := o.Warm
+		provider := a.Clusters.Info().Name
+		wo.Report = func(lab string, ready int) { r.metrics.SetWarmPool(provider, lab, ready) }
+		wo.Logger = o.Logger
+		r.keeper = a.KeepWarm(wo)
+		r.keeper.Start(bg)
+	}
+	return r, nil
+}
+
+// housekeep starts the loop that ends expired sessions and deletes the
+// clusters that ended sessions left (a stop killed half-way, a session
+// failed while its creator was gone), so that a long-running server holds
+// no cluster nobody uses.
+func (r *Runtime) housekeep(ctx context.Context, o RuntimeOptions) {
+	every := o.HousekeepingEvery
+	if every <= 0 {
+		every = DefaultHousekeepingEvery
+	}
+	ctx, r.stopHousekeeping = context.WithCancel(ctx)
+	r.housekeepingDone = make(chan struct{})
+	go func() {
+		defer close(r.housekeepingDone)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if ended, err := r.a.Sessions.Expire(ctx, o.Expire); err != nil {
+				r.log.Warn("expire sessions", "err", err)
+			} else if len(ended) > 0 {
+				r.log.Info("sessions expired", "sessions", ended)
+			}
+			if rep, err := r.a.Recover(ctx); err != nil {
+				r.log.Warn("recover sessions", "err", err)
+			} else if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
+				r.log.Info("recovered sessions", "failed", rep.Failed, "clusters deleted", rep.Deleted)
+			}
+		}
+	}()
+}
+
+func sessionStates() []string {
+	var out []string
+	for _, s := range session.States() {
+		out = append(out, string(s))
+	}
+	return out
+}
+
+// Metrics returns the registry the runtime records in, for /metrics.
+func (r *Runtime) Metrics() *metrics.Metrics { return r.metrics }
+
+// Serving returns what the runtime serves (see CheckServe).
+func (r *Runtime) Serving() Serving { return r.serving }
+
+// Console returns the console's runner, nil when the console is off.
+func (r *Runtime) Console() *console.Runner { return r.runner }
+
+// Started says that a start may have taken a warm session, so the warm
+// pool refills now.
+func (r *Runtime) Started() {
+	if r.keeper != nil {
+		r.keeper.Poke()
+	}
+}
+
+// ClassesChanged says that a class changed, so its warm sessions follow
+// now rather than at the next housekeeping.
+func (r *Runtime) ClassesChanged() { r.pools.Poke() }
+
+// Stream names of Subscribe.
+const (
+	// StreamLog is the operator's log, line by line.
+	StreamLog = "log"
+	// StreamCluster is the lab's resource, its pods and its services,
+	// as whole snapshots.
+	StreamCluster = "cluster"
+)
+
+// Subscribe joins a session's live stream (StreamLog or StreamCluster)
+// after the client's last frame. The cluster view's frames are whole
+// snapshots, so a new viewer starts from the newest. Callers check who
+// may see the session.
+func (r *Runtime) Subscribe(id, name string, from stream.From) (*stream.Subscription, error) {
+	switch name {
+	case StreamLog:
+	case StreamCluster:
+		from.Newest = from.Seq == 0
+	default:
+		return nil, fmt.Errorf("no stream %q: %w", name, session.ErrNotFound)
+	}
+	return r.hub.Subscribe(name+"/"+id, from)
+}
+
+// open maps a hub key to its upstream: the operator's log of the
+// session's cluster, or the watches of the lab's resource.
+func (r *Runtime) open(key string) (stream.Upstream, error) {
+	name, id, ok := strings.Cut(key, "/")
+	if !ok {
+		return nil, fmt.Errorf("stream key %q: want <stream>/<session>", key)
+	}
+	ctx := context.Background()
+	st, err := r.a.Sessions.Status(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !st.ClusterLive || st.Cluster == "" {
+		return nil, fmt.Errorf("session %s: %w", id, session.ErrNoCluster)
+	}
+	switch name {
+	case StreamLog:
+		src, err := r.a.OperatorLog(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return stream.UpstreamFunc(oplog.FollowJSON(src)), nil
+	case StreamCluster:
+		l, err := r.a.Course.Lab(st.Lab)
+		if err != nil {
+			return nil, err
+		}
+		p, name, err := r.a.Sessions.Provider(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := p.RESTConfig(name)
+		if err != nil {
+			return nil, err
+		}
+		ns := l.Target.Namespace
+		if ns == "" {
+			ns = "default"
+		}
+		cv := &clusterview.Watcher{Config: cfg, Namespace: ns, Name: l.Target.Cluster, Logger: r.log}
+		return stream.UpstreamFunc(cv.Run), nil
+	}
+	return nil, fmt.Errorf("no stream %q", name)
+}
+
+// Close stops the warm pools, housekeeping, the watcher, every stream's
+// upstream and the console.
+func (r *Runtime) Close() error {
+	if r.keeper != nil {
+		r.keeper.Stop()
+	}
+	r.pools.Stop()
+	r.stopHousekeeping()
+	<-r.housekeepingDone
+	r.watcher.Stop()
+	r.hub.Close()
+	if r.runner != nil {
+		return r.runner.Close()
+	}
+	return nil
+}
