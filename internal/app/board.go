@@ -2,12 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
 	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/locale"
-	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -42,7 +43,16 @@ type Column struct {
 	Lab       string        `json:"lab"`
 	Exercise  string        `json:"exercise"`
 	Title     string        `json:"title"`
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	TimeLimit time.Duration `json:"timeLimitMs,omitempty"`
+}
+
+// MarshalJSON writes c's time limit in whole milliseconds.
+func (c Column) MarshalJSON() ([]byte, error) {
+	type plain Column
+	return json.Marshal(struct {
+		plain
+		TimeLimit int64 `json:"timeLimitMs,omitempty"`
+	}{plain(c), jsonconv.Millis(c.TimeLimit)})
 }
 
 // BoardRow is one member: their latest session of the class and their
@@ -52,9 +62,11 @@ type BoardRow struct {
 	Name    string `json:"name"`
 	// Session is the member's latest session in the class ("" before
 	// their first start), with its lab, state and current exercise.
-	Session  string `json:"session,omitempty"`
-	Lab      string `json:"lab,omitempty"`
-	State    string `json:"state,omitempty"`
+	Session string `json:"session,omitempty"`
+	Lab     string `json:"lab,omitempty"`
+	State   string `json:"state,omitempty"`
+	// Active is whether that session is live (session.State.Active).
+	Active   bool   `json:"active,omitempty"`
 	Exercise string `json:"exercise,omitempty"`
 	// T0 is when the current exercise's fault took effect, while it is
 	// not recovered.
@@ -76,10 +88,19 @@ type Cell struct {
 	Score    int           `json:"score"`
 	Total    int           `json:"total"`
 	Passed   bool          `json:"passed"`
-	Recovery time.Duration `json:"recoveryNs,omitempty"`
+	Recovery time.Duration `json:"recoveryMs,omitempty"`
 	Hints    int           `json:"hints"`
 	// Current marks the exercise the member's live session is on.
 	Current bool `json:"current,omitempty"`
+}
+
+// MarshalJSON writes c's time to recovery in whole milliseconds.
+func (c Cell) MarshalJSON() ([]byte, error) {
+	type plain Cell
+	return json.Marshal(struct {
+		plain
+		Recovery int64 `json:"recoveryMs,omitempty"`
+	}{plain(c), jsonconv.Millis(c.Recovery)})
 }
 
 // Board returns the board of the class name, which a manages.
@@ -133,7 +154,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 			continue
 		}
 		r.Cells[i] = Cell{Score: res.Score, Total: res.Total, Passed: res.Passed, Recovery: res.Recovery, Hints: res.Hints,
-			Current: r.Lab == res.Lab && r.Exercise == res.Exercise && live(r.State)}
+			Current: r.Lab == res.Lab && r.Exercise == res.Exercise && r.Active}
 		r.Hints += res.Hints
 		if res.Passed {
 			r.Passed++
@@ -164,7 +185,7 @@ func (a *App) fillLive(ctx context.Context, r *BoardRow, s store.Session) error 
 	if err != nil {
 		return err
 	}
-	r.Session, r.Lab, r.State, r.Exercise = st.ID, st.Lab, string(st.State), st.ExerciseID
+	r.Session, r.Lab, r.State, r.Active, r.Exercise = st.ID, st.Lab, string(st.State), st.State.Active(), st.ExerciseID
 	if at := st.Attempt; at != nil && !at.T0.IsZero() && at.T1.IsZero() {
 		r.T0 = at.T0
 	}
@@ -179,18 +200,10 @@ func (a *App) fillLive(ctx context.Context, r *BoardRow, s store.Session) error 
 	return nil
 }
 
-func live(state string) bool {
-	switch session.State(state) {
-	case session.Provisioning, session.Ready, session.InExercise:
-		return true
-	}
-	return false
-}
-
 // stuck says why r's learner looks stuck at now: a fault live past its
 // exercise's time limit, or a live session idle for IdleAfter.
 func stuck(r *BoardRow, cols []Column, col map[string]int, now time.Time) string {
-	if !live(r.State) {
+	if !r.Active {
 		return ""
 	}
 	if i, ok := col[r.Lab+"/"+r.Exercise]; ok && !r.T0.IsZero() {

@@ -2,11 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"io"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/quiz"
 )
 
@@ -146,13 +148,14 @@ type Frame struct {
 }
 
 // Update is a progress step or a timeline event, as the browser gets it.
+// Time is when it happened: "at", as in the event Data holds.
 type Update struct {
 	Seq      int64     `json:"seq"`
 	Session  string    `json:"session,omitempty"`
 	Kind     string    `json:"kind"`
 	Exercise string    `json:"exercise,omitempty"`
 	Message  string    `json:"message"`
-	Time     time.Time `json:"time"`
+	Time     time.Time `json:"at"`
 	Data     any       `json:"data,omitempty"`
 }
 
@@ -168,22 +171,37 @@ var (
 	ErrInvalid = errors.New("invalid input")
 )
 
-// LabEntry is a lab in the catalogue.
+// LabEntry is a lab in the catalogue. Its JSON (/api/labs) writes the
+// durations in milliseconds (MarshalJSON).
 type LabEntry struct {
-	ID       string
-	Title    string
-	Summary  string
-	Duration time.Duration
-	Requires []string
+	ID      string `json:"id"`
+	Title   string `json:"title"`
+	Summary string `json:"summary"`
+	// Duration is the lab's time limit: its exercises' added up.
+	Duration time.Duration `json:"timeLimitMs"`
+	Requires []string      `json:"requires"`
 	// State is the learner's: "", "provisioning", "ready", "in-exercise",
 	// "completed", "failed" or "expired"; Session is that session's id.
-	State    string
-	Session  string
-	Exercise int // 1-based, while in progress
-	Score    int
-	Total    int
+	State string `json:"state,omitempty"`
+	// Active is whether that session is live, as the application says.
+	Active   bool   `json:"active,omitempty"`
+	Session  string `json:"session,omitempty"`
+	Exercise int    `json:"exercise,omitempty"` // 1-based, while in progress
+	Score    int    `json:"score"`
+	Total    int    `json:"total"`
 	// Recoveries are the times to recovery of the completed exercises.
-	Recoveries []time.Duration
+	Recoveries []time.Duration `json:"recoveriesMs,omitempty"`
+}
+
+// MarshalJSON writes e with its durations in whole milliseconds, under the
+// keys its tags name.
+func (e LabEntry) MarshalJSON() ([]byte, error) {
+	type plain LabEntry
+	return json.Marshal(struct {
+		plain
+		Duration   int64   `json:"timeLimitMs"`
+		Recoveries []int64 `json:"recoveriesMs,omitempty"`
+	}{plain(e), jsonconv.Millis(e.Duration), jsonconv.MillisList(e.Recoveries)})
 }
 
 // LabView is a lab's page.
@@ -215,21 +233,14 @@ type ExerciseView struct {
 
 // SessionRef is a session's owner and place.
 type SessionRef struct {
-	ID       string    `json:"id"`
-	Learner  string    `json:"learner"`
-	Lab      string    `json:"lab"`
-	State    string    `json:"state"`
+	ID      string `json:"id"`
+	Learner string `json:"learner"`
+	Lab     string `json:"lab"`
+	State   string `json:"state"`
+	// Active is whether the session is live, as the application says.
+	Active   bool      `json:"active"`
 	Exercise int       `json:"exercise"`
 	Created  time.Time `json:"created"`
-}
-
-// Active reports whether the session has not ended.
-func (r SessionRef) Active() bool {
-	switch r.State {
-	case "provisioning", "ready", "in-exercise":
-		return true
-	}
-	return false
 }
 
 // SummaryView is a session's summary page.

@@ -21,7 +21,7 @@ const showCapacity = (c) => {
   if (!c) { capacity.textContent = ''; return; }
   const parts = [
     t('board.cap.queue', { n: c.queue }),
-    c.queue > 0 ? (c.estimateNs > 0 ? t('board.cap.estimate', { d: duration(c.estimateNs / 1e6) }) : t('board.cap.noestimate')) : '',
+    c.queue > 0 ? (c.estimateMs > 0 ? t('board.cap.estimate', { d: duration(c.estimateMs) }) : t('board.cap.noestimate')) : '',
     t('board.cap.live', { n: c.live, starting: c.starting }) + (c.maxClusters ? ` / ${c.maxClusters}` : ''),
     t(c.measuredClusters > 0 ? 'board.cap.cost' : 'board.cap.assumed', { mib: mib(c.clusterMemoryBytes), cpu: Math.round(c.clusterCpuCores * 100) }),
     t('board.cap.headroom', { mib: mib(c.memAvailableBytes), idle: c.idleCores.toFixed(1), cores: c.cores }),
@@ -40,17 +40,17 @@ const ago = (iso) => {
 
 const cell = (c, r) => {
   const parts = [];
-  if (c.current && r.faultSince) {
-    parts.push(el('span', { class: 'fault' }, t('board.faultfor', { d: duration(Date.now() - new Date(r.faultSince).getTime()) })), ' ');
+  if (c.current && r.t0) {
+    parts.push(el('span', { class: 'fault' }, t('board.faultfor', { d: duration(Date.now() - new Date(r.t0).getTime()) })), ' ');
   }
   if (c.total > 0) parts.push(el('span', { class: 'score' }, `${c.score}/${c.total}`));
-  if (c.recoveryNs > 0) parts.push(' ', el('span', { class: 'ttr', title: t('board.ttr') }, duration(c.recoveryNs / 1e6)));
+  if (c.recoveryMs > 0) parts.push(' ', el('span', { class: 'ttr', title: t('board.ttr') }, duration(c.recoveryMs)));
   if (c.hints > 0) parts.push(' ', el('span', { class: 'hints' }, t('board.hintsn', { n: c.hints })));
   const cls = [c.passed ? 'ok' : (c.total > 0 ? 'failing' : ''), c.current ? 'current' : ''].filter(Boolean).join(' ');
   return el('td', { class: cls }, ...(parts.length ? parts : ['–']));
 };
 
-const liveState = (r) => r.session && ['provisioning', 'ready', 'in-exercise'].includes(r.state);
+const liveState = (r) => r.session && r.active;
 
 // selected keeps the ticked learners' sessions across redraws.
 const selected = new Set();
@@ -98,7 +98,7 @@ const refresh = async () => {
 };
 
 // extendBody is the time to add, from the toolbar's minutes.
-const extendBody = () => ({ minutes: Number(document.getElementById('extend-minutes').value) });
+const extendBody = () => ({ byMs: Number(document.getElementById('extend-minutes').value) * 60000 });
 
 body.addEventListener('change', (e) => {
   const box = e.target.closest('input[data-select]');
