@@ -161,7 +161,7 @@ function item(line) {
   const lv = (line.level || 'info').toLowerCase();
   const p = line.pass;
   const li = el('li', {
-    class: p ? (p.idle ? 'pass idle' : 'pass') : null, tabindex: '0', 'aria-expanded': 'false',
+    class: p ? (p.idle ? 'reconcile idle' : 'reconcile') : null, tabindex: '0', 'aria-expanded': 'false',
     'data-level': lv === 'error' ? 'error' : 'info', 'data-time': when ? when.getTime() : 0,
     'data-object': line.object || null, 'data-kinds': p?.kinds?.join(' ') || null,
   }, el('div', { class: 'head' },

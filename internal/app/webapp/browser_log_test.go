@@ -1,6 +1,7 @@
 package webapp
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestLogPanel(t *testing.T) {
 
 	// The bootstrap acted: a pass with what it read, what differed and
 	// what it did, with its timing.
-	acted := `#log > li.pass:not(.idle)`
+	acted := `#log > li.reconcile:not(.idle)`
 	step("a pass is drawn as Watch, Diff, Act", time.Minute,
 		chromedp.WaitVisible(acted+` .loop .stage.act:not(.none)`),
 		sh.Take("passes"))
@@ -45,7 +46,7 @@ func TestLogPanel(t *testing.T) {
 	if len(stages) != 4 {
 		t.Fatalf("a pass's loop: got %q, want Watch, Diff, Act and status", stages)
 	}
-	for i, want := range []string{"Watch|pods: prod-db-", "Diff|", "Act|", "status|"} {
+	for i, want := range []string{"Watch|pods: ", "Diff|", "Act|", "status|"} {
 		if !strings.HasPrefix(stages[i], want) {
 			t.Errorf("stage %d: got %q, want it to start %q", i, stages[i], want)
 		}
@@ -56,9 +57,9 @@ func TestLogPanel(t *testing.T) {
 
 	// The operator's passes after the bootstrap find nothing to do.
 	step("an idle pass is told apart", time.Minute,
-		chromedp.WaitReady(`#log > li.pass.idle`))
+		chromedp.WaitReady(`#log > li.reconcile.idle`))
 	idle := eval[map[string]any](t, ctx, `(() => {
-		const li = document.querySelector('#log > li.pass.idle');
+		const li = document.querySelector('#log > li.reconcile.idle');
 		return { loop: li.querySelector('.loop') !== null, opacity: Number(getComputedStyle(li).opacity), badge: li.querySelector('.badge')?.textContent ?? '' };
 	})()`)
 	if idle["loop"] != false || idle["opacity"].(float64) >= 1 || idle["badge"] != "idle" {
@@ -77,18 +78,18 @@ func TestLogPanel(t *testing.T) {
 		}
 	}
 	step("Enter opens and closes a line", 30*time.Second,
-		chromedp.Focus(`#log > li.pass.idle`),
+		chromedp.Focus(`#log > li.reconcile.idle`),
 		chromedp.KeyEvent(kb.Enter),
-		chromedp.WaitVisible(`#log > li.pass.idle[aria-expanded="true"] .detail`),
+		chromedp.WaitVisible(`#log > li.reconcile.idle[aria-expanded="true"] .detail`),
 		chromedp.KeyEvent(kb.Enter),
-		chromedp.WaitReady(`#log > li.pass.idle[aria-expanded="false"]`))
+		chromedp.WaitReady(`#log > li.reconcile.idle[aria-expanded="false"]`))
 
 	// Break it: the operator fails over, and its passes say so.
 	step("break it and see the failover's passes", 2*time.Minute,
 		chromedp.WaitVisible(`#break:not([disabled])`),
 		chromedp.Click(`#break`),
 		bt.TextContains("#clock", "Fault live for"),
-		chromedp.WaitReady(`#log > li.pass[data-kinds~="promoted"].after-t0`))
+		chromedp.WaitReady(`#log > li.reconcile[data-kinds~="promoted"].after-t0`))
 
 	step("filter by what was done", 30*time.Second,
 		chromedp.SendKeys(`#log-did`, "promoted"),
@@ -115,7 +116,7 @@ func TestLogPanel(t *testing.T) {
 	}
 	// Free text over what was done: the election's words.
 	step("filter by words of what was done", 30*time.Second,
-		chromedp.SetValue(`#log-did`, ""),
+		setInput(`#log-did`, "", "input"),
 		chromedp.SendKeys(`#log-did`, "furthest ahead"))
 	shown = eval[[]string](t, ctx, shownDid)
 	if len(shown) == 0 {
@@ -127,10 +128,8 @@ func TestLogPanel(t *testing.T) {
 		}
 	}
 	step("filter by object", 30*time.Second,
-		chromedp.SetValue(`#log-did`, ""),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#log-did').dispatchEvent(new Event('input'))`),
-		chromedp.SetValue(`#log-object`, "default/prod-db"),
-		chromedp.Evaluate[chromedp.Void](`document.querySelector('#log-object').dispatchEvent(new Event('change'))`))
+		setInput(`#log-did`, "", "input"),
+		setInput(`#log-object`, "default/prod-db", "change"))
 	objects := eval[[]string](t, ctx, `[...document.querySelectorAll('#log > li')].filter((li) => !li.hidden).map((li) => li.dataset.object ?? '')`)
 	if len(objects) == 0 {
 		t.Error("filtered by default/prod-db: no line shown")
@@ -151,7 +150,7 @@ func TestLogPanel(t *testing.T) {
 		sh.Take("jumped"))
 	jump := eval[map[string]any](t, ctx, `(() => {
 		const at = Number(document.querySelector('#results .show-pass').dataset.at);
-		const passes = [...document.querySelectorAll('#log > li.pass')];
+		const passes = [...document.querySelectorAll('#log > li.reconcile')];
 		const before = passes.filter((li) => Number(li.dataset.time) <= at);
 		const j = document.querySelector('#log > li.jumped');
 		const list = document.querySelector('#log').getBoundingClientRect();
@@ -173,4 +172,14 @@ func TestLogPanel(t *testing.T) {
 	if e := errs.List(); len(e) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(e, "\n"))
 	}
+}
+
+// setInput sets a control's value as a person would, with the event that
+// tells the page (chromedp.SetValue writes "undefined" for "").
+func setInput(sel, value, event string) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => {
+		const e = document.querySelector(%q);
+		e.value = %q;
+		e.dispatchEvent(new Event(%q));
+	})()`, sel, value, event))
 }
