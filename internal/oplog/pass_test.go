@@ -191,3 +191,25 @@ func TestEntryJSONConvention(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// BenchmarkParsePass is what a reconcile pass's line costs to parse, its
+// Pass included, and to encode for the page: once per line, whatever the
+// number of viewers.
+func BenchmarkParsePass(b *testing.B) {
+	line := `time=2026-12-02T07:39:31.849Z level=INFO msg="changed the cluster" controller=postgrescluster namespace=default name=prod-db ` +
+		`reconcileID=655e57ac-baf7-475b-9d28-a5c6b392a433 read="pods: prod-db-0 empty, prod-db-1 replica@0/31A6FD6, prod-db-2 replica@0/31A2828" ` +
+		`primary=prod-db-0 instances=simulated differs="primary pod prod-db-0 was recreated without its data" ` +
+		`did="labelled prod-db-0 role none → unhealthy; targetPrimary → prod-db-1; elected prod-db-1: the ready replica furthest ahead (WAL 0/31A6FD6); ` +
+		`promoted prod-db-1; currentPrimary \"prod-db-0\" → prod-db-1; labelled prod-db-1 role replica → primary; wrote status (phase Healthy)" took=774.2ms next=30s`
+	b.ReportAllocs()
+	for b.Loop() {
+		e := ParseText(line, time.Time{})
+		if e.Pass == nil {
+			b.Fatal("no pass")
+		}
+		if _, err := json.Marshal(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N), "µs/line")
+}
