@@ -63,14 +63,15 @@ type Address struct {
 	Ready bool   `json:"ready"`
 }
 
-// Event is a Kubernetes event of the namespace.
+// Event is a Kubernetes event of the namespace. Time is when it last
+// happened: "at", as every event the browser gets (docs/api.md).
 type Event struct {
 	Type    string    `json:"type"` // Normal or Warning
 	Reason  string    `json:"reason"`
 	Object  string    `json:"object"` // Kind/name
 	Message string    `json:"message"`
 	Count   int32     `json:"count,omitempty"`
-	Time    time.Time `json:"time"`
+	Time    time.Time `json:"at"`
 }
 
 // Primary returns the pod labelled primary that is ready, or "".

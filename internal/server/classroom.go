@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 // Classroom is what the instructor's pages need of the application layer.
@@ -93,13 +96,22 @@ type ClassEntry struct {
 	State     string        `json:"state"`
 	Opens     time.Time     `json:"opens,omitzero"`
 	Closes    time.Time     `json:"closes,omitzero"`
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	TimeLimit time.Duration `json:"timeLimitMs,omitempty"`
 	Closed    bool          `json:"closed"`
 	// Version changes with every edit (an edit form sends the one it
 	// showed).
 	Version int64 `json:"version"`
 	// Warm is how many sessions of each lab the class keeps started ahead.
 	Warm map[string]int `json:"warm,omitempty"`
+}
+
+// MarshalJSON writes e's time limit in whole milliseconds.
+func (e ClassEntry) MarshalJSON() ([]byte, error) {
+	type plain ClassEntry
+	return json.Marshal(struct {
+		plain
+		TimeLimit int64 `json:"timeLimitMs,omitempty"`
+	}{plain(e), jsonconv.Millis(e.TimeLimit)})
 }
 
 // Board is a class as its instructor watches it: a row per member, a
@@ -119,7 +131,7 @@ type Board struct {
 // assumed when 0) and the machine's free memory and idle cores.
 type Capacity struct {
 	Queue         int           `json:"queue"`
-	Estimate      time.Duration `json:"estimateNs"`
+	Estimate      time.Duration `json:"estimateMs"`
 	Reason        string        `json:"reason,omitempty"`
 	Live          int           `json:"live"`
 	Starting      int           `json:"starting"`
@@ -132,12 +144,30 @@ type Capacity struct {
 	Cores         int           `json:"cores"`
 }
 
+// MarshalJSON writes c's estimate in whole milliseconds.
+func (c Capacity) MarshalJSON() ([]byte, error) {
+	type plain Capacity
+	return json.Marshal(struct {
+		plain
+		Estimate int64 `json:"estimateMs"`
+	}{plain(c), jsonconv.Millis(c.Estimate)})
+}
+
 // BoardColumn is one exercise of one of the class's labs.
 type BoardColumn struct {
 	Lab       string        `json:"lab"`
 	Exercise  string        `json:"exercise"`
 	Title     string        `json:"title"`
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	TimeLimit time.Duration `json:"timeLimitMs,omitempty"`
+}
+
+// MarshalJSON writes c's time limit in whole milliseconds.
+func (c BoardColumn) MarshalJSON() ([]byte, error) {
+	type plain BoardColumn
+	return json.Marshal(struct {
+		plain
+		TimeLimit int64 `json:"timeLimitMs,omitempty"`
+	}{plain(c), jsonconv.Millis(c.TimeLimit)})
 }
 
 // BoardRow is one member: their latest session and their outcomes.
@@ -149,8 +179,8 @@ type BoardRow struct {
 	State    string `json:"state,omitempty"`
 	Exercise string `json:"exercise,omitempty"`
 	// FaultSince is when the current exercise's fault took effect, while
-	// it is not recovered.
-	FaultSince   time.Time   `json:"faultSince,omitzero"`
+	// it is not recovered: its T0, "t0" as everywhere else.
+	FaultSince   time.Time   `json:"t0,omitzero"`
 	Cells        []BoardCell `json:"cells"`
 	Passed       int         `json:"passed"`
 	Hints        int         `json:"hints"`
@@ -167,7 +197,16 @@ type BoardCell struct {
 	Score    int           `json:"score"`
 	Total    int           `json:"total"`
 	Passed   bool          `json:"passed"`
-	Recovery time.Duration `json:"recoveryNs,omitempty"`
+	Recovery time.Duration `json:"recoveryMs,omitempty"`
 	Hints    int           `json:"hints"`
 	Current  bool          `json:"current,omitempty"`
+}
+
+// MarshalJSON writes c's time to recovery in whole milliseconds.
+func (c BoardCell) MarshalJSON() ([]byte, error) {
+	type plain BoardCell
+	return json.Marshal(struct {
+		plain
+		Recovery int64 `json:"recoveryMs,omitempty"`
+	}{plain(c), jsonconv.Millis(c.Recovery)})
 }

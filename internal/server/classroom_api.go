@@ -137,16 +137,16 @@ func (s *Server) apiEndLearner(c *gin.Context) {
 	s.reply(c, v, err)
 }
 
-// apiExtendLearner adds {"minutes": N} to a session's time limit.
+// apiExtendLearner adds {"byMs": N} to a session's time limit.
 func (s *Server) apiExtendLearner(c *gin.Context) {
 	var in struct {
-		Minutes int `json:"minutes"`
+		By int64 `json:"byMs"`
 	}
 	if err := readJSON(c, &in); err != nil {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.ExtendLearner(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"), time.Duration(in.Minutes)*time.Minute)
+	v, err := s.cfg.App.ExtendLearner(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"), time.Duration(in.By)*time.Millisecond)
 	s.reply(c, v, err)
 }
 

@@ -175,19 +175,21 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 			t.Errorf("POST %s: calls %v, want %q", tc.path, ts.app.calls, tc.call)
 		}
 	}
-	// Extending takes its minutes from the body: ada gives her learner
-	// time, an admin too; no minutes, or not a number, is bad input.
+	// Extending takes its time from the body, in milliseconds: ada gives
+	// her learner time, an admin too; no time, or not a number, is bad
+	// input, and so is the minutes the page once sent.
 	for _, tc := range []struct {
 		c               *http.Client
 		tok, path, body string
 		want            int
 		call            string
 	}{
-		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": 15}`, http.StatusOK, "instructor extend bob-1 by 15m0s"},
-		{root, rootTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": 5}`, http.StatusOK, "instructor extend bob-1 by 5m0s"},
+		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"byMs": 900000}`, http.StatusOK, "instructor extend bob-1 by 15m0s"},
+		{root, rootTok, "/api/classes/morning/sessions/bob-1/extend", `{"byMs": 300000}`, http.StatusOK, "instructor extend bob-1 by 5m0s"},
 		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{}`, http.StatusBadRequest, ""},
-		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": "lots"}`, http.StatusBadRequest, ""},
-		{ada, adaTok, "/api/classes/evening/sessions/bob-1/extend", `{"minutes": 15}`, http.StatusForbidden, ""},
+		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"byMs": "lots"}`, http.StatusBadRequest, ""},
+		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": 15}`, http.StatusBadRequest, ""},
+		{ada, adaTok, "/api/classes/evening/sessions/bob-1/extend", `{"byMs": 900000}`, http.StatusForbidden, ""},
 	} {
 		before := len(ts.app.calls)
 		if code, body, _ := do(t, tc.c, "POST", ts.URL+tc.path, tc.body, map[string]string{csrfHeader: tc.tok}); code != tc.want {

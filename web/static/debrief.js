@@ -34,7 +34,7 @@ function debrief(root) {
       const end = Math.max(Date.parse(raw.end), start);
       d = {
         start, end,
-        events: raw.events.filter((e) => e.kind !== 'step').map((e) => ({ ...e, at: Date.parse(e.time) })),
+        events: raw.events.filter((e) => e.kind !== 'step').map((e) => ({ ...e, at: Date.parse(e.at) })),
         log: raw.log.map((l) => ({ ...l, at: Date.parse(l.time) })),
       };
       const atEnd = scrub.disabled || Number(scrub.value) >= Number(scrub.max);

@@ -25,7 +25,7 @@ const poll = async () => {
     for (const ev of evs) {
       after = Math.max(after, ev.seq);
       list.append(el('li', { class: `ev ev-${ev.kind}`, 'data-kind': ev.kind },
-        el('time', {}, new Date(ev.time).toLocaleTimeString()), ' ',
+        el('time', {}, new Date(ev.at).toLocaleTimeString()), ' ',
         el('span', { class: 'kind' }, ev.kind), ' ', ev.exercise ? el('code', {}, ev.exercise) : null, ' ', ev.message));
     }
   } catch (e) { note.textContent = e.message; }

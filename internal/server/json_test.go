@@ -1,0 +1,117 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/jsonconv"
+	"oplab.dev/oplab/internal/quiz"
+)
+
+// TestJSONConvention: every type the server writes to a browser as JSON
+// keeps docs/api.md's convention (see jsonconv.Check). A new field such as
+// `Foo time.Duration` fails here until its key ends in Ms and its type
+// writes milliseconds. The session's own views, which the application
+// hands over as they are, are checked in internal/app.
+func TestJSONConvention(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{
+		[]LabEntry{}, SessionRef{}, []Update{}, Frame{}, ApplyResult{}, Completion{}, Debrief{},
+		ClassEntry{}, Board{}, Instructor{}, quiz.View{}, quiz.Outcome{},
+	} {
+		for _, err := range jsonconv.Check(v) {
+			t.Errorf("%T: %v", v, err)
+		}
+	}
+}
+
+// TestJSONDurationsInMillis: the durations of the catalogue and the board
+// reach the browser as whole milliseconds under their ...Ms keys, and the
+// board row's T0 as t0.
+func TestJSONDurationsInMillis(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 3, 4, 9, 30, 0, 0, time.UTC)
+	cases := []struct {
+		name string
+		v    any
+		want string
+	}{
+		{"a lab not started", LabEntry{ID: "failover", Duration: 15 * time.Minute, Requires: []string{}},
+			`{"id":"failover","title":"","summary":"","requires":[],"score":0,"total":0,"timeLimitMs":900000}`},
+		{"a lab completed", LabEntry{ID: "rbac", Duration: 10 * time.Minute, State: "completed", Session: "s-1", Score: 5, Total: 5,
+			Recoveries: []time.Duration{1500 * time.Millisecond, 4012 * time.Millisecond}},
+			`{"id":"rbac","title":"","summary":"","requires":null,"state":"completed","session":"s-1","score":5,"total":5,"timeLimitMs":600000,"recoveriesMs":[1500,4012]}`},
+		{"a class", ClassEntry{Name: "morning", TimeLimit: 45 * time.Minute},
+			`{"name":"morning","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0,"timeLimitMs":2700000}`},
+		{"a class without a limit", ClassEntry{Name: "evening"},
+			`{"name":"evening","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0}`},
+		{"a column", BoardColumn{Lab: "failover", Exercise: "delete-primary", TimeLimit: 5 * time.Minute},
+			`{"lab":"failover","exercise":"delete-primary","title":"","timeLimitMs":300000}`},
+		{"a cell", BoardCell{Score: 3, Total: 3, Passed: true, Recovery: 1234567 * time.Microsecond},
+			`{"score":3,"total":3,"passed":true,"hints":0,"recoveryMs":1235}`},
+		{"a row at fault", BoardRow{Learner: "l", Name: "Grace", FaultSince: t0, Cells: []BoardCell{{}}},
+			`{"learner":"l","name":"Grace","t0":"2026-03-04T09:30:00Z","cells":[{"score":0,"total":0,"passed":false,"hints":0}],"passed":0,"hints":0,"quizScore":0,"quizTotal":0}`},
+		{"the capacity", Capacity{Queue: 2, Estimate: 95 * time.Second},
+			`{"queue":2,"live":0,"starting":0,"clusterMemoryBytes":0,"clusterCpuCores":0,"measuredClusters":0,"memAvailableBytes":0,"idleCores":0,"cores":0,"estimateMs":95000}`},
+		{"an update", Update{Seq: 7, Kind: "chaos", Message: "fault in effect", Time: t0},
+			`{"seq":7,"kind":"chaos","message":"fault in effect","at":"2026-03-04T09:30:00Z"}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := json.Marshal(tc.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tc.want {
+				t.Errorf("got  %s\nwant %s", b, tc.want)
+			}
+		})
+	}
+}
+
+// apiDoc is the page that states the browser's JSON convention and lists
+// every endpoint.
+const apiDoc = "../../docs/api.md"
+
+// documented matches an endpoint named in the doc's tables: `GET /api/...`.
+var documented = regexp.MustCompile("`(GET|POST|PUT|PATCH|DELETE) (/api/[^`]*)`")
+
+// TestAPIDocumented: docs/api.md names every route under /api, and no
+// route the server does not have.
+func TestAPIDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(apiDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := newTestServer(t)
+	var routes []string
+	for _, r := range ts.s.engine.Routes() {
+		if strings.HasPrefix(r.Path, "/api/") {
+			routes = append(routes, r.Method+" "+r.Path)
+		}
+	}
+	if len(routes) < 20 {
+		t.Fatalf("got %d routes under /api, want the server's every one: %v", len(routes), routes)
+	}
+	var named []string
+	for _, m := range documented.FindAllStringSubmatch(string(doc), -1) {
+		named = append(named, m[1]+" "+m[2])
+	}
+	for _, r := range routes {
+		if !slices.Contains(named, r) {
+			t.Errorf("route %s: not in %s", r, apiDoc)
+		}
+	}
+	for _, n := range named {
+		if !slices.Contains(routes, n) {
+			t.Errorf("%s names %s: no such route", apiDoc, n)
+		}
+	}
+}
