@@ -111,25 +111,25 @@ func (s *Server) reply(c *gin.Context, v any, err error) {
 }
 
 func (s *Server) apiCatalogue(c *gin.Context) {
-	labs, err := s.cfg.App.Catalogue(c.Request.Context(), caller(c).Learner, pageLang(c.Request))
+	labs, err := s.cfg.Learning.Catalogue(c.Request.Context(), caller(c).Learner, pageLang(c.Request))
 	s.reply(c, labs, err)
 }
 
 func (s *Server) apiStart(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
-	v, err := s.cfg.App.Start(ctx, caller(c).Learner, c.Param("lab"), pageLang(c.Request), s.progress(c, ""))
+	v, err := s.cfg.Learning.Start(ctx, caller(c).Learner, c.Param("lab"), pageLang(c.Request), s.progress(c, ""))
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiStatus(c *gin.Context) {
-	v, err := s.cfg.App.Status(c.Request.Context(), session(c).ID)
+	v, err := s.cfg.Learning.Status(c.Request.Context(), session(c).ID)
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiTimeline(c *gin.Context) {
 	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
-	v, err := s.cfg.App.Timeline(c.Request.Context(), session(c).ID, after)
+	v, err := s.cfg.Learning.Timeline(c.Request.Context(), session(c).ID, after)
 	if v == nil {
 		v = []Update{}
 	}
@@ -147,18 +147,18 @@ func (s *Server) apiChaos(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
 	id := session(c).ID
-	v, err := s.cfg.App.Chaos(ctx, id, in.Exercise, s.progress(c, id))
+	v, err := s.cfg.Learning.Chaos(ctx, id, in.Exercise, s.progress(c, id))
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiCheck(c *gin.Context) {
 	id := session(c).ID
-	v, err := s.cfg.App.Check(c.Request.Context(), id, s.progress(c, id))
+	v, err := s.cfg.Learning.Check(c.Request.Context(), id, s.progress(c, id))
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiHint(c *gin.Context) {
-	v, err := s.cfg.App.Hint(c.Request.Context(), session(c).ID)
+	v, err := s.cfg.Learning.Hint(c.Request.Context(), session(c).ID)
 	s.reply(c, v, err)
 }
 
@@ -166,7 +166,7 @@ func (s *Server) apiReset(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
 	id := session(c).ID
-	v, err := s.cfg.App.Reset(ctx, id, s.progress(c, id))
+	v, err := s.cfg.Learning.Reset(ctx, id, s.progress(c, id))
 	s.reply(c, v, err)
 }
 
@@ -174,12 +174,12 @@ func (s *Server) apiStop(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
 	id := session(c).ID
-	v, err := s.cfg.App.Stop(ctx, id, s.progress(c, id))
+	v, err := s.cfg.Learning.Stop(ctx, id, s.progress(c, id))
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiQuiz(c *gin.Context) {
-	v, err := s.cfg.App.Quiz(c.Request.Context(), session(c).ID)
+	v, err := s.cfg.Learning.Quiz(c.Request.Context(), session(c).ID)
 	s.reply(c, v, err)
 }
 
@@ -191,7 +191,7 @@ func (s *Server) apiAnswer(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.Answer(c.Request.Context(), session(c).ID, in.Answers)
+	v, err := s.cfg.Learning.Answer(c.Request.Context(), session(c).ID, in.Answers)
 	s.reply(c, v, err)
 }
 
@@ -231,7 +231,7 @@ func (s *Server) apiEvents(c *gin.Context) {
 				if id == "" {
 					continue
 				}
-				evs, err := s.cfg.App.Timeline(ctx, id, after)
+				evs, err := s.cfg.Learning.Timeline(ctx, id, after)
 				if err != nil {
 					s.log.Warn("read timeline", "session", id, "err", err)
 					continue

@@ -12,43 +12,62 @@ import (
 	"oplab.dev/oplab/internal/quiz"
 )
 
-// Application is what the server needs of oplab's application layer. The
-// server holds no policy of its own: every method here is one call into
-// the layer the CLI uses too.
-type Application interface {
+// The server declares what it needs of oplab's application layer by who
+// calls it: a learner's pages (Learning), an instructor's (Classroom), every
+// request's sign-in (SignIns) and the operator's probes (Operations). It
+// holds no policy of its own: every method is one call into the layer the
+// CLI uses too.
+
+// Labs is the course as a learner browses it.
+type Labs interface {
 	// Catalogue lists the labs with the learner's state in each.
 	Catalogue(ctx context.Context, learner, lang string) ([]LabEntry, error)
 	// Lab returns a lab as its page shows it: lesson and instructions
 	// rendered to HTML in lang. ErrNotFound for an unknown lab.
 	Lab(ctx context.Context, id, lang string) (*LabView, error)
-	// Sessions returns the learner's sessions, newest first.
-	Sessions(ctx context.Context, learner string) ([]SessionRef, error)
+}
+
+// SessionViews read a learner's sessions.
+type SessionViews interface {
+	// LabSession returns the session a lab's page shows: the learner's
+	// live session of the lab, else their newest, which may have ended;
+	// ErrNotFound when they have none.
+	LabSession(ctx context.Context, learner, lab string) (*SessionRef, error)
 	// Session returns a session's owner and place, ErrNotFound when none.
 	Session(ctx context.Context, id string) (*SessionRef, error)
-
-	// The rest are the session's actions. Their results are sent to the
-	// browser as JSON unchanged; progress, when not nil, hears each step.
+	// Status is the session's view, sent to the browser as JSON.
 	Status(ctx context.Context, id string) (any, error)
+	// Timeline returns the session's events after seq, oldest first.
+	Timeline(ctx context.Context, id string, after int64) ([]Update, error)
+	// Debrief returns the session's record on one time axis: events and
+	// the operator's log.
+	Debrief(ctx context.Context, id string) (*Debrief, error)
+	// Summary is the session's end: scores, times to recovery, hints, quiz.
+	Summary(ctx context.Context, id, lang string) (*SummaryView, error)
+}
+
+// Exercises are a session's actions. Their results are sent to the browser
+// as JSON unchanged; progress, when not nil, hears each step.
+type Exercises interface {
 	Start(ctx context.Context, learner, lab, lang string, progress func(Update)) (any, error)
 	Chaos(ctx context.Context, id, exercise string, progress func(Update)) (any, error)
 	Check(ctx context.Context, id string, progress func(Update)) (any, error)
 	Hint(ctx context.Context, id string) (any, error)
 	Reset(ctx context.Context, id string, progress func(Update)) (any, error)
 	Stop(ctx context.Context, id string, progress func(Update)) (any, error)
-	// Timeline returns the session's events after seq, oldest first.
-	Timeline(ctx context.Context, id string, after int64) ([]Update, error)
-	// Debrief returns the session's record on one time axis: events and
-	// the operator's log.
-	Debrief(ctx context.Context, id string) (*Debrief, error)
-	// Quiz returns the quiz the session takes, as its learner may see it:
-	// no answers, and the grade so far. Answer grades a submission, which
-	// must answer every question (ErrInvalid); the application decides
-	// which submissions are graded and what of the answers is shown.
+}
+
+// Quizzes are a session's quiz. Quiz returns it as its learner may see it:
+// no answers, and the grade so far. Answer grades a submission, which must
+// answer every question (ErrInvalid); the application decides which
+// submissions are graded and what of the answers is shown.
+type Quizzes interface {
 	Quiz(ctx context.Context, id string) (*quiz.View, error)
 	Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Outcome, error)
-	// Summary is the session's end: scores, times to recovery, hints, quiz.
-	Summary(ctx context.Context, id, lang string) (*SummaryView, error)
+}
 
+// Joining lets a learner into a class.
+type Joining interface {
 	// Join puts a learner in the class whose join code is code, under a
 	// display name; client is the caller's address (wrong codes are
 	// limited per client). The Member carries the personal rejoin code,
@@ -56,10 +75,30 @@ type Application interface {
 	Join(ctx context.Context, client, code, name string) (*Member, error)
 	// Rejoin lets a member back in with their personal rejoin code.
 	Rejoin(ctx context.Context, client, code string) (*Member, error)
+}
 
-	// Classroom is the instructor's side.
+// Learning is every call a learner's pages and API make.
+type Learning interface {
+	Labs
+	SessionViews
+	Exercises
+	Quizzes
+	Joining
+}
+
+// Operations answer the operator's probes.
+type Operations interface {
+	// Ready is nil when the server can serve: its store and cluster
+	// provider are reachable (/readyz). /healthz only says the process
+	// answers.
+	Ready(ctx context.Context) error
+}
+
+// Application is the whole layer as one adapter provides it; Config takes
+// it by part.
+type Application interface {
+	Learning
 	Classroom
-	// SignIns decide, on each request, whether a cookie's sign-in holds.
 	SignIns
 }
 

@@ -16,7 +16,7 @@ import (
 // without a reload; the member's read-only view shows the timeline.
 func TestBrowserInstructorBoard(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, Config{App: app, Console: fakeConsole{}, Web: web.FS})
+	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)

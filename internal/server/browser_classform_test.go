@@ -17,7 +17,7 @@ import (
 // the other fields as typed.
 func TestBrowserClassFormOrdersLabs(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, Config{App: app, Console: fakeConsole{}, Web: web.FS})
+	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)

@@ -20,7 +20,7 @@ import (
 // with the session the first started.
 func TestBrowserJoinsAClass(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, Config{App: app, Console: fakeConsole{}, Web: web.FS})
+	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)

@@ -17,7 +17,7 @@ func TestBrowserLogAfterServerRestart(t *testing.T) {
 	app.sessions = map[string]*SessionRef{"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "ready"}}
 	app.streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready")
 	app.streams.log("info", "PostgresCluster/default/prod-db", "in sync, nothing to do")
-	ts, s := serveFake(t, Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS})
+	ts, s := serveFake(t, parts(Config{Console: fakeConsole{}, Streams: app.streams, Web: web.FS}, app))
 	ctx := browser(t, nil)
 	sh := newShots(t, "log-restart")
 	count := `document.querySelectorAll('#log li').length`

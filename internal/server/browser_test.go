@@ -41,7 +41,7 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 	app := newScriptedApp()
 	app.failStarts = 1
 	app.sessions = map[string]*SessionRef{"bob-1": {ID: "bob-1", Learner: "bob", Lab: "failover", State: "ready"}}
-	ts, s := serveFake(t, Config{App: app, Console: fakeConsole{}, Streams: app.streams, Web: web.FS})
+	ts, s := serveFake(t, parts(Config{Console: fakeConsole{}, Streams: app.streams, Web: web.FS}, app))
 
 	var (
 		mu   sync.Mutex

@@ -39,8 +39,11 @@ func (a *scriptedApp) status(id string) map[string]any {
 	if !a.t1.IsZero() {
 		att["t1"] = a.t1
 	}
-	return map[string]any{"id": id, "learner": "local", "lab": "failover", "state": a.state, "exercise": a.exIndex,
-		"exerciseId": "delete-primary", "exercises": 1, "attempt": att}
+	// What the application would allow in each state of the one
+	// exercise, which has chaos.
+	actions := map[string][]string{"ready": {"chaos", "stop"}, "in-exercise": {"check", "hint", "reset", "stop"}}[a.state]
+	return map[string]any{"id": id, "learner": "local", "lab": "failover", "state": a.state, "active": liveState(a.state),
+		"actions": actions, "exercise": a.exIndex, "exerciseId": "delete-primary", "exercises": 1, "attempt": att}
 }
 
 func (a *scriptedApp) Status(_ context.Context, id string) (any, error) { return a.status(id), nil }

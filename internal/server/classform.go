@@ -22,12 +22,12 @@ type instructorView struct {
 func (s *Server) instructorPage(c *gin.Context) {
 	ctx := c.Request.Context()
 	in := instructor(c)
-	classes, err := s.cfg.App.Classes(ctx, in)
+	classes, err := s.cfg.Classroom.Classes(ctx, in)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	labs, err := s.cfg.App.Catalogue(ctx, caller(c).Learner, pageLang(c.Request))
+	labs, err := s.cfg.Learning.Catalogue(ctx, caller(c).Learner, pageLang(c.Request))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -42,7 +42,7 @@ func (s *Server) apiCreateClass(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.CreateClass(c.Request.Context(), instructor(c), f)
+	v, err := s.cfg.Classroom.CreateClass(c.Request.Context(), instructor(c), f)
 	s.replyForm(c, v, err)
 }
 
@@ -53,7 +53,7 @@ func (s *Server) apiEditClass(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.EditClass(c.Request.Context(), instructor(c), c.Param("name"), f)
+	v, err := s.cfg.Classroom.EditClass(c.Request.Context(), instructor(c), c.Param("name"), f)
 	s.replyForm(c, v, err)
 }
 

@@ -37,7 +37,7 @@ func (s *Server) instructorRoutes(a *gin.RouterGroup) {
 }
 
 func (s *Server) boardPage(c *gin.Context) {
-	b, err := s.cfg.App.Board(c.Request.Context(), instructor(c), c.Param("name"), pageLang(c.Request))
+	b, err := s.cfg.Classroom.Board(c.Request.Context(), instructor(c), c.Param("name"), pageLang(c.Request))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -48,7 +48,7 @@ func (s *Server) boardPage(c *gin.Context) {
 // learnerPage is a read-only view of a class member's session: its
 // status, timeline and the live panels its learner sees.
 func (s *Server) learnerPage(c *gin.Context) {
-	ref, err := s.cfg.App.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
+	ref, err := s.cfg.Classroom.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -58,7 +58,7 @@ func (s *Server) learnerPage(c *gin.Context) {
 }
 
 func (s *Server) apiBoard(c *gin.Context) {
-	b, err := s.cfg.App.Board(c.Request.Context(), instructor(c), c.Param("name"), pageLang(c.Request))
+	b, err := s.cfg.Classroom.Board(c.Request.Context(), instructor(c), c.Param("name"), pageLang(c.Request))
 	s.reply(c, b, err)
 }
 
@@ -67,7 +67,7 @@ func (s *Server) apiBoard(c *gin.Context) {
 func (s *Server) apiClassEvents(c *gin.Context) {
 	ctx, done := s.streamCtx(c)
 	defer done()
-	evs, err := s.cfg.App.ClassEvents(ctx, instructor(c), c.Param("name"))
+	evs, err := s.cfg.Classroom.ClassEvents(ctx, instructor(c), c.Param("name"))
 	if err != nil {
 		s.failJSON(c, err)
 		return
@@ -85,7 +85,7 @@ func (s *Server) apiClassEvents(c *gin.Context) {
 func (s *Server) apiExport(c *gin.Context) {
 	var buf bytes.Buffer
 	name := c.Param("name")
-	if err := s.cfg.App.Export(c.Request.Context(), instructor(c), name, &buf); err != nil {
+	if err := s.cfg.Classroom.Export(c.Request.Context(), instructor(c), name, &buf); err != nil {
 		s.failJSON(c, err)
 		return
 	}
@@ -95,28 +95,28 @@ func (s *Server) apiExport(c *gin.Context) {
 }
 
 func (s *Server) apiCloseClass(c *gin.Context) {
-	err := s.cfg.App.CloseClass(c.Request.Context(), instructor(c), c.Param("name"))
+	err := s.cfg.Classroom.CloseClass(c.Request.Context(), instructor(c), c.Param("name"))
 	s.reply(c, gin.H{"closed": true}, err)
 }
 
 func (s *Server) apiClassSession(c *gin.Context) {
-	ref, err := s.cfg.App.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
+	ref, err := s.cfg.Classroom.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
 	if err != nil {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.Status(c.Request.Context(), ref.ID)
+	v, err := s.cfg.Learning.Status(c.Request.Context(), ref.ID)
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiClassTimeline(c *gin.Context) {
-	ref, err := s.cfg.App.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
+	ref, err := s.cfg.Classroom.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
 	if err != nil {
 		s.failJSON(c, err)
 		return
 	}
 	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
-	v, err := s.cfg.App.Timeline(c.Request.Context(), ref.ID, after)
+	v, err := s.cfg.Learning.Timeline(c.Request.Context(), ref.ID, after)
 	if v == nil {
 		v = []Update{}
 	}
@@ -126,14 +126,14 @@ func (s *Server) apiClassTimeline(c *gin.Context) {
 func (s *Server) apiResetLearner(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
-	v, err := s.cfg.App.ResetLearner(ctx, instructor(c), c.Param("name"), c.Param("id"), nil)
+	v, err := s.cfg.Classroom.ResetLearner(ctx, instructor(c), c.Param("name"), c.Param("id"), nil)
 	s.reply(c, v, err)
 }
 
 func (s *Server) apiEndLearner(c *gin.Context) {
 	ctx, done := s.detached(c)
 	defer done()
-	v, err := s.cfg.App.EndLearner(ctx, instructor(c), c.Param("name"), c.Param("id"), nil)
+	v, err := s.cfg.Classroom.EndLearner(ctx, instructor(c), c.Param("name"), c.Param("id"), nil)
 	s.reply(c, v, err)
 }
 
@@ -146,7 +146,7 @@ func (s *Server) apiExtendLearner(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.ExtendLearner(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"), time.Duration(in.By)*time.Millisecond)
+	v, err := s.cfg.Classroom.ExtendLearner(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"), time.Duration(in.By)*time.Millisecond)
 	s.reply(c, v, err)
 }
 
@@ -155,7 +155,7 @@ func (s *Server) apiExtendLearner(c *gin.Context) {
 // send).
 func (s *Server) requireViewable(c *gin.Context) {
 	if id := caller(c); id.Role == roleInstructor {
-		ref, err := s.cfg.App.ClassSession(c.Request.Context(), instructor(c), c.Query("class"), c.Param("id"))
+		ref, err := s.cfg.Classroom.ClassSession(c.Request.Context(), instructor(c), c.Query("class"), c.Param("id"))
 		if err != nil {
 			s.cfg.Metrics.Refused(metrics.RefusedForbidden)
 			c.AbortWithStatusJSON(http.StatusNotFound, gin.H{"error": fmt.Sprintf("no session %q", c.Param("id"))})

@@ -34,18 +34,18 @@ type LogLine struct {
 
 // apiDebrief is the learner's own session's debrief.
 func (s *Server) apiDebrief(c *gin.Context) {
-	v, err := s.cfg.App.Debrief(c.Request.Context(), session(c).ID)
+	v, err := s.cfg.Learning.Debrief(c.Request.Context(), session(c).ID)
 	s.reply(c, v, err)
 }
 
 // apiClassDebrief is a class member's session's debrief, for its
 // instructor.
 func (s *Server) apiClassDebrief(c *gin.Context) {
-	ref, err := s.cfg.App.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
+	ref, err := s.cfg.Classroom.ClassSession(c.Request.Context(), instructor(c), c.Param("name"), c.Param("id"))
 	if err != nil {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.App.Debrief(c.Request.Context(), ref.ID)
+	v, err := s.cfg.Learning.Debrief(c.Request.Context(), ref.ID)
 	s.reply(c, v, err)
 }

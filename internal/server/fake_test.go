@@ -135,7 +135,6 @@ func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry
 	if m == nil {
 		return all, nil
 	}
-	mine, _ := f.Sessions(context.Background(), learner)
 	var out []LabEntry
 	for _, id := range m.class.labs {
 		for _, e := range all {
@@ -143,10 +142,8 @@ func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry
 				continue
 			}
 			entry := LabEntry{ID: e.ID, Title: e.Title, Summary: e.Summary, Duration: e.Duration}
-			for _, s := range mine {
-				if s.Lab == id {
-					entry.State, entry.Session, entry.Exercise = s.State, s.ID, 1
-				}
+			if s, err := f.LabSession(context.Background(), learner, id); err == nil {
+				entry.State, entry.Active, entry.Session, entry.Exercise = s.State, s.Active, s.ID, 1
 			}
 			out = append(out, entry)
 		}
@@ -163,17 +160,40 @@ func (f *fakeApp) Lab(_ context.Context, id, lang string) (*LabView, error) {
 		Exercises: []ExerciseView{{ID: "delete-primary", Title: "Delete the primary", Instructions: "<p>do it</p>", HasChaos: true}}}, nil
 }
 
-func (f *fakeApp) Sessions(_ context.Context, learner string) ([]SessionRef, error) {
+// LabSession is the learner's newest session of lab: the fake's sessions
+// are made one at a time, so the newest is the last created.
+func (f *fakeApp) LabSession(_ context.Context, learner, lab string) (*SessionRef, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []SessionRef
+	var out *SessionRef
 	for _, s := range f.sessions {
-		if s.Learner == learner {
-			out = append(out, *s)
+		if s.Learner == learner && s.Lab == lab && (out == nil || s.Created.After(out.Created)) {
+			c := *s
+			c.Active = liveState(c.State)
+			out = &c
 		}
+	}
+	if out == nil {
+		return nil, fmt.Errorf("no session of lab %s: %w", lab, ErrNotFound)
 	}
 	return out, nil
 }
+
+// liveState is what the application says of a session's state.
+func liveState(st string) bool {
+	return st == "provisioning" || st == "ready" || st == "in-exercise"
+}
+
+// parts is Config with every part of the application layer a.
+func parts(c Config, a Application) Config {
+	c.Learning, c.Classroom, c.SignIns = a, a, a
+	return c
+}
+
+// readyFunc is Operations from a function.
+type readyFunc func(context.Context) error
+
+func (f readyFunc) Ready(ctx context.Context) error { return f(ctx) }
 
 func (f *fakeApp) Session(_ context.Context, id string) (*SessionRef, error) {
 	f.mu.Lock()
@@ -183,6 +203,7 @@ func (f *fakeApp) Session(_ context.Context, id string) (*SessionRef, error) {
 		return nil, fmt.Errorf("session %q: %w", id, ErrNotFound)
 	}
 	c := *s
+	c.Active = liveState(c.State)
 	return &c, nil
 }
 

@@ -126,7 +126,7 @@ func (s *Server) whileSignedIn(parent context.Context, id string) (ctx context.C
 	stopped := false
 	var t *time.Timer
 	check := func() {
-		_, err := s.cfg.App.SignedIn(ctx, id)
+		_, err := s.cfg.SignIns.SignedIn(ctx, id)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -164,7 +164,7 @@ func (s *Server) identityOf(r *http.Request) (identity, error) {
 	if err != nil {
 		return identity{}, errNotSignedIn
 	}
-	si, err := s.cfg.App.SignedIn(r.Context(), id.SignIn)
+	si, err := s.cfg.SignIns.SignedIn(r.Context(), id.SignIn)
 	switch {
 	case errors.Is(err, ErrSignedOut):
 		return identity{}, fmt.Errorf("%w: %w", errNotSignedIn, err)

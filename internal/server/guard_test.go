@@ -130,7 +130,7 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 	}
 	// b is a restarted a: the same data dir, the same application (and
 	// so the same record of sign-ins).
-	b := newTestServerWith(t, data, func(c *Config) { c.App = a.app })
+	b := newTestServerWith(t, data, func(c *Config) { *c = parts(*c, a.app) })
 	// a's cookie, sent to b.
 	u, _ := a.client.Jar.Cookies(mustURL(t, a.URL))[0], 0
 	code, _, _ := do(t, http.DefaultClient, "GET", b.URL+"/api/labs", "", map[string]string{"Cookie": sessionCookie + "=" + u.Value})
@@ -153,7 +153,7 @@ func TestMetricsServedWhenGiven(t *testing.T) {
 		t.Errorf("GET /metrics: got %d, want 200 with oplab's metrics:\n%.300s", code, body)
 	}
 	bare := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{App: newFakeApp(), Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(bare.Listener.Addr().String()), Learner: "local"})
+	s, err := New(parts(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(bare.Listener.Addr().String()), Learner: "local"}, newFakeApp()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +168,8 @@ func TestMetricsServedWhenGiven(t *testing.T) {
 func TestReadyz(t *testing.T) {
 	var ready error
 	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(Config{App: newFakeApp(), Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(ts.Listener.Addr().String()),
-		Learner: "local", Ready: func(context.Context) error { return ready }})
+	s, err := New(parts(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(ts.Listener.Addr().String()),
+		Learner: "local", Operations: readyFunc(func(context.Context) error { return ready })}, newFakeApp()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func (s *Server) join(c *gin.Context) {
 		s.renderJoin(c, http.StatusForbidden, v.refused(s.cat.text(pageLang(c.Request), "join.expired")))
 		return
 	}
-	m, err := s.cfg.App.Join(c.Request.Context(), c.RemoteIP(), v.Code, v.Name)
+	m, err := s.cfg.Learning.Join(c.Request.Context(), c.RemoteIP(), v.Code, v.Name)
 	if err != nil {
 		s.joinFailed(c, v, err)
 		return
@@ -60,7 +60,7 @@ func (s *Server) rejoin(c *gin.Context) {
 		s.renderJoin(c, http.StatusForbidden, v.refused(s.cat.text(pageLang(c.Request), "join.expired")))
 		return
 	}
-	m, err := s.cfg.App.Rejoin(c.Request.Context(), c.RemoteIP(), c.PostForm("rejoin"))
+	m, err := s.cfg.Learning.Rejoin(c.Request.Context(), c.RemoteIP(), c.PostForm("rejoin"))
 	if err != nil {
 		s.joinFailed(c, v, err)
 		return
@@ -126,7 +126,7 @@ func (s *Server) joinFormOK(c *gin.Context) bool {
 // cookie, making the identity the request's, so the page rendered next
 // has its CSRF token.
 func (s *Server) signInAs(c *gin.Context, learner string) error {
-	si, err := s.cfg.App.SignInLearner(c.Request.Context(), learner)
+	si, err := s.cfg.SignIns.SignInLearner(c.Request.Context(), learner)
 	if err != nil {
 		return err
 	}

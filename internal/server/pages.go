@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -10,7 +11,7 @@ import (
 )
 
 func (s *Server) cataloguePage(c *gin.Context) {
-	labs, err := s.cfg.App.Catalogue(c.Request.Context(), caller(c).Learner, pageLang(c.Request))
+	labs, err := s.cfg.Learning.Catalogue(c.Request.Context(), caller(c).Learner, pageLang(c.Request))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -22,22 +23,18 @@ func (s *Server) cataloguePage(c *gin.Context) {
 // and a Start button; after, the live panels around the same lesson.
 func (s *Server) labPage(c *gin.Context) {
 	ctx := c.Request.Context()
-	lv, err := s.cfg.App.Lab(ctx, c.Param("lab"), pageLang(c.Request))
+	lv, err := s.cfg.Learning.Lab(ctx, c.Param("lab"), pageLang(c.Request))
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	var current *SessionRef
-	refs, err := s.cfg.App.Sessions(ctx, caller(c).Learner)
+	current, err := s.cfg.Learning.LabSession(ctx, caller(c).Learner, lv.ID)
+	if errors.Is(err, ErrNotFound) {
+		current, err = nil, nil // never started: the page offers Start
+	}
 	if err != nil {
 		s.fail(c, err)
 		return
-	}
-	for i := range refs {
-		if refs[i].Lab == lv.ID {
-			current = &refs[i]
-			break
-		}
 	}
 	s.render(c, http.StatusOK, "lab.html", map[string]any{
 		"Lab": lv, "Session": current,
@@ -51,7 +48,7 @@ func (s *Server) summaryPage(c *gin.Context) {
 		s.fail(c, fmt.Errorf("session %s: %w", c.Param("id"), ErrNotFound))
 		return
 	}
-	sum, err := s.cfg.App.Summary(c.Request.Context(), ref.ID, pageLang(c.Request))
+	sum, err := s.cfg.Learning.Summary(c.Request.Context(), ref.ID, pageLang(c.Request))
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -65,7 +62,7 @@ func (s *Server) quizPage(c *gin.Context) {
 		s.fail(c, fmt.Errorf("session %s: %w", c.Param("id"), ErrNotFound))
 		return
 	}
-	q, err := s.cfg.App.Quiz(c.Request.Context(), ref.ID)
+	q, err := s.cfg.Learning.Quiz(c.Request.Context(), ref.ID)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -83,7 +80,7 @@ func (s *Server) owned(c *gin.Context) (*SessionRef, bool) {
 // ownedBy returns session id if the caller owns it; another learner's
 // session is counted as a refusal and reported as missing.
 func (s *Server) ownedBy(c *gin.Context, id string) (*SessionRef, bool) {
-	ref, err := s.cfg.App.Session(c.Request.Context(), id)
+	ref, err := s.cfg.Learning.Session(c.Request.Context(), id)
 	if err != nil || ref == nil {
 		return nil, false
 	}

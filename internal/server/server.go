@@ -24,17 +24,19 @@ import (
 
 // Config is what the server needs.
 type Config struct {
-	App Application
+	// Learning, Classroom and SignIns are the application layer, by who
+	// calls it (one Application may be all three).
+	Learning  Learning
+	Classroom Classroom
+	SignIns   SignIns
 	// Console and Streams are optional: without them the page says the
 	// console or the live panels are not available.
 	Console Console
 	Streams Streams
 	// Metrics, when set, is served at /metrics and counts open WebSockets.
 	Metrics *metrics.Metrics
-	// Ready, when set, answers /readyz: nil when the server can serve
-	// (its store and cluster provider reachable). /healthz only says the
-	// process answers.
-	Ready func(context.Context) error
+	// Operations, when set, answers /readyz.
+	Operations Operations
 	// Web holds templates/, static/ and i18n/ (web.FS in production).
 	Web fs.FS
 	// DataDir keeps the key that signs session cookies.
@@ -78,8 +80,8 @@ type Server struct {
 
 // New builds the server's routes.
 func New(cfg Config) (*Server, error) {
-	if cfg.App == nil || cfg.Web == nil || cfg.DataDir == "" || len(cfg.Hosts) == 0 || cfg.Learner == "" {
-		return nil, errors.New("new server: app, web, data dir, hosts and learner are required")
+	if cfg.Learning == nil || cfg.Classroom == nil || cfg.SignIns == nil || cfg.Web == nil || cfg.DataDir == "" || len(cfg.Hosts) == 0 || cfg.Learner == "" {
+		return nil, errors.New("new server: learning, classroom, sign-ins, web, data dir, hosts and learner are required")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -201,10 +203,10 @@ const readyTimeout = 5 * time.Second
 // readyz answers 200 when the server can serve, else 503 with the reason
 // (no learner's data in it: probes carry no cookie).
 func (s *Server) readyz(c *gin.Context) {
-	if s.cfg.Ready != nil {
+	if s.cfg.Operations != nil {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
 		defer cancel()
-		if err := s.cfg.Ready(ctx); err != nil {
+		if err := s.cfg.Operations.Ready(ctx); err != nil {
 			s.log.Warn("not ready", "err", err)
 			c.String(http.StatusServiceUnavailable, "not ready: %v\n", err)
 			return

@@ -42,8 +42,8 @@ func newTestServerWith(t *testing.T, data string, edit func(*Config)) *testServe
 	app := newFakeApp()
 	ts := httptest.NewUnstartedServer(nil)
 	m := metrics.New(metrics.Options{})
-	cfg := Config{App: app, Console: fakeConsole{}, Web: web.FS, DataDir: data,
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m}
+	cfg := parts(Config{Console: fakeConsole{}, Web: web.FS, DataDir: data,
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m}, app)
 	if edit != nil {
 		edit(&cfg)
 	}

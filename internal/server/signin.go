@@ -149,7 +149,7 @@ func (s *Server) login(c *gin.Context) {
 // logout withdraws the caller's sign-in, so the cookie is refused from
 // the next request on wherever a copy of it is, and clears it.
 func (s *Server) logout(c *gin.Context) {
-	if err := s.cfg.App.SignOut(c.Request.Context(), caller(c).SignIn); err != nil {
+	if err := s.cfg.SignIns.SignOut(c.Request.Context(), caller(c).SignIn); err != nil {
 		s.fail(c, err)
 		return
 	}

@@ -13,7 +13,6 @@ import { quizForm } from './quiz.js';
 const main = document.getElementById('lab');
 const $ = (id) => document.getElementById(id);
 const labID = main.dataset.lab;
-const ACTIVE = ['provisioning', 'ready', 'in-exercise'];
 
 let session = main.dataset.session;
 let status = null;
@@ -190,12 +189,13 @@ function render(st) {
   const att = st.attempt;
   const t0 = ms(att?.t0);
   log?.setT0(t0);
-  const active = ACTIVE.includes(st.state);
+  // The session says which steps it allows now; the page only shows them.
+  const can = (a) => (st.actions ?? []).includes(a);
   $('break').hidden = !chaos;
-  $('break').disabled = !active || !chaos || t0 > 0;
-  $('check').disabled = !active || idx >= n || (chaos && !t0);
-  $('hint').disabled = !active || idx >= n || (chaos && !t0);
-  $('reset').disabled = !active || !att;
+  $('break').disabled = !chaos || !can('chaos');
+  $('check').disabled = !can('check');
+  $('hint').disabled = !can('hint');
+  $('reset').disabled = !can('reset');
   $('done').hidden = st.state !== 'completed';
   if (st.state === 'completed') {
     $('summary-link').href = `/sessions/${encodeURIComponent(st.id)}/summary`;
@@ -394,7 +394,7 @@ $('retry').addEventListener('click', start);
 
 // The Start button works once this module has run.
 $('start').disabled = false;
-if (session && ACTIVE.includes(main.dataset.state)) {
+if (session && main.dataset.active === 'true') {
   if (main.dataset.state === 'provisioning') {
     // A start under way (in another tab, or from the CLI): its steps
     // come from the timeline, and the page enters the lab when it is ready.

@@ -49,9 +49,9 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	if c.Repaired != nil {
 		c.Repaired(w.rt.Repaired)
 	}
-	s, err = server.New(server.Config{App: w, Console: w.Console(), Streams: w, Web: c.Web,
+	s, err = server.New(server.Config{Learning: w, Classroom: w, SignIns: w, Operations: a, Console: w.Console(), Streams: w, Web: c.Web,
 		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
-		Metrics: w.Metrics(), Ready: a.Ready})
+		Metrics: w.Metrics()})
 	if err != nil {
 		return nil, nil, errors.Join(err, w.Close())
 	}

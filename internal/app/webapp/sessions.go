@@ -82,17 +82,16 @@ func ref(id, learner, lab string, state session.State, exercise int, created tim
 	return server.SessionRef{ID: id, Learner: learner, Lab: lab, State: string(state), Active: state.Active(), Exercise: exercise, Created: created}
 }
 
-// Sessions lists the learner's sessions, newest first.
-func (w *Web) Sessions(ctx context.Context, learner string) ([]server.SessionRef, error) {
-	list, err := w.a.Sessions.Sessions(ctx, learner)
+// LabSession returns the session lab's page shows (see session.Manager.Resolve).
+func (w *Web) LabSession(ctx context.Context, learner, lab string) (*server.SessionRef, error) {
+	id, err := w.a.Sessions.Resolve(ctx, learner, lab, "")
+	if errors.Is(err, session.ErrNoSession) {
+		return nil, classified{err, server.ErrNotFound}
+	}
 	if err != nil {
 		return nil, webErr(err)
 	}
-	out := make([]server.SessionRef, 0, len(list))
-	for _, s := range list {
-		out = append(out, ref(s.ID, s.Learner, s.Lab, s.State, s.Exercise, s.Created))
-	}
-	return out, nil
+	return w.Session(ctx, id)
 }
 
 // Session returns a session's owner and place.
