@@ -32,11 +32,28 @@ type Cluster struct {
 	DataDir string
 }
 
+// SkipShort is the reason every helper here gives for skipping under
+// `go test -short` (make test-short): the inner loop runs without the
+// control plane, which takes minutes to build on a fresh machine.
+const SkipShort = "needs the embedded control plane; -short"
+
+// RequireControlPlane skips the test under -short. Every helper that starts
+// or reads the embedded control plane calls it first, so a package's tests
+// need no change to run in the inner loop; a test that reaches the control
+// plane some other way calls it itself.
+func RequireControlPlane(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(SkipShort)
+	}
+}
+
 // BinDir returns the directory of the control-plane binaries: $OPLAB_BIN, or
-// bin/ at the root of the module. It fails the test, saying what to run, when
-// they are missing.
+// bin/ at the root of the module. It skips the test under -short, and fails
+// it, saying what to run, when the binaries are missing.
 func BinDir(t testing.TB) string {
 	t.Helper()
+	RequireControlPlane(t)
 	dir := os.Getenv("OPLAB_BIN")
 	if dir == "" {
 		root, err := moduleRoot()
@@ -98,6 +115,9 @@ func Create(t testing.TB, p *cluster.Provider, dataDir, name string) *Cluster {
 
 func create(t testing.TB, p *cluster.Provider, dataDir, name string, timeout time.Duration, opts ...cluster.CreateOption) *Cluster {
 	t.Helper()
+	// A provider made without NewProvider or NewKindProvider is skipped
+	// here under -short, before anything is started.
+	RequireControlPlane(t)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	start := time.Now()

@@ -18,6 +18,10 @@ const KindGate = "OPLAB_KIND_TEST"
 // minutes (every lab's self-test); only `make test-kind` sets it.
 const KindSlowGate = "OPLAB_KIND_SLOW"
 
+// SkipKindShort is why the kind tests skip under `go test -short`, even
+// with KindGate set: the inner loop starts no container.
+const SkipKindShort = "needs a kind cluster; -short"
+
 // kindSkipReason is set by hack/kind/test-env.sh when no container engine
 // can run here, to say why the kind tests are skipped.
 const kindSkipReason = "OPLAB_KIND_SKIP"
@@ -29,6 +33,9 @@ const kindSkipReason = "OPLAB_KIND_SKIP"
 // engine and a node image, which `make test-kind` prepares where it can.
 func NewKindProvider(t testing.TB) (*cluster.Provider, string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(SkipKindShort)
+	}
 	if os.Getenv(KindGate) != "1" {
 		if why := os.Getenv(kindSkipReason); why != "" {
 			t.Skipf("kind tests skipped: %s", why)

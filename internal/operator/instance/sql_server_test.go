@@ -61,6 +61,11 @@ var ensureOnce = sync.OnceValues(func() ([]byte, error) {
 // first), which installs Debian's postgresql package, and looks again.
 func findPGBinaries(t *testing.T) pgBinaries {
 	t.Helper()
+	// The inner loop (make test-short) installs nothing and starts no
+	// database servers.
+	if testing.Short() {
+		t.Skip("needs real PostgreSQL servers; -short")
+	}
 	if b, ok := lookPGBinaries(t); ok {
 		return b
 	}
