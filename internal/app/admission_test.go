@@ -25,7 +25,7 @@ func (m *oneCluster) Headroom(ctx context.Context) (admission.Headroom, error) {
 	m.mu.Lock()
 	a := m.a
 	m.mu.Unlock()
-	list, err := a.Clusters.List(ctx)
+	list, err := a.clusters.List(ctx)
 	if err != nil {
 		return admission.Headroom{}, err
 	}
@@ -122,7 +122,7 @@ func TestStartQueuedUntilRoom(t *testing.T) {
 		t.Errorf("carol left: got %v, want context.Canceled", err)
 	}
 	for _, who := range []string{"bob", "carol"} {
-		if list, err := a.Sessions.Sessions(ctx, who); err != nil || len(list) != 0 {
+		if list, err := a.sessions.Sessions(ctx, who); err != nil || len(list) != 0 {
 			t.Errorf("%s while queued: got sessions %v (%v), want none", who, list, err)
 		}
 	}
@@ -132,7 +132,7 @@ func TestStartQueuedUntilRoom(t *testing.T) {
 	default:
 	}
 
-	if _, err := a.Sessions.Stop(ctx, alice.ID, "done", nil); err != nil {
+	if _, err := a.sessions.Stop(ctx, alice.ID, "done", nil); err != nil {
 		t.Fatal(err)
 	}
 	r := <-bob

@@ -67,14 +67,14 @@ type Config struct {
 
 // App is oplab's application layer, composed once.
 type App struct {
-	// Course is the course, loaded and validated once.
-	Course *course.Course
-	// Sessions runs learners' sessions.
-	Sessions *session.Manager
-	// Clusters is the cluster provider the sessions run on.
-	Clusters *cluster.Provider
-	// Classes runs instructors, classes and the learners who join them.
-	Classes *class.Service
+	// course is the course, loaded and validated once.
+	course *course.Course
+	// sessions runs learners' sessions.
+	sessions *session.Manager
+	// clusters is the cluster provider new sessions' clusters are made on.
+	clusters *cluster.Provider
+	// classes runs instructors, classes and the learners who join them.
+	classes *class.Service
 
 	store   *store.SQLite
 	gate    *admission.Gate
@@ -115,7 +115,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Course: crs, Clusters: p, store: st, dataDir: c.DataDir, log: c.Logger, cfg: c, providers: map[string]*cluster.Provider{}}
+	a := &App{course: crs, clusters: p, store: st, dataDir: c.DataDir, log: c.Logger, cfg: c, providers: map[string]*cluster.Provider{}}
 	m, err := session.New(session.Options{
 		Store: st, Provider: p, ProviderNamed: a.providerNamed, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
 		// Two oplab processes (a server and a command in a terminal, or
@@ -133,7 +133,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		st.Close()
 		return nil, err
 	}
-	a.Sessions, a.Classes = m, classes
+	a.sessions, a.classes = m, classes
 	if a.gate, err = newGate(c, a.liveClusters); err != nil {
 		st.Close()
 		return nil, err
@@ -179,7 +179,7 @@ func (a *App) providerNamed(name string) (*cluster.Provider, error) {
 // session.Manager.Recover): a server calls it at start-up. Sessions left
 // provisioning with no progress for DefaultRecoverAfter are failed.
 func (a *App) Recover(ctx context.Context) (session.RecoverReport, error) {
-	return a.Sessions.Recover(ctx, DefaultRecoverAfter)
+	return a.sessions.Recover(ctx, DefaultRecoverAfter)
 }
 
 // Ready reports whether oplab can serve: its store answers and its
@@ -189,8 +189,8 @@ func (a *App) Ready(ctx context.Context) error {
 	if err := a.store.Ping(ctx); err != nil {
 		return err
 	}
-	if _, err := a.Clusters.List(ctx); err != nil {
-		return fmt.Errorf("%s cluster provider: %w", a.Clusters.Info().Name, err)
+	if _, err := a.clusters.List(ctx); err != nil {
+		return fmt.Errorf("%s cluster provider: %w", a.clusters.Info().Name, err)
 	}
 	return nil
 }

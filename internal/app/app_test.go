@@ -29,21 +29,21 @@ func TestOpen(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, store.FileName)); err != nil {
 		t.Errorf("store file: %v", err)
 	}
-	if _, err := a.Course.Lab("failover"); err != nil {
+	if _, err := a.course.Lab("failover"); err != nil {
 		t.Errorf("course: %v", err)
 	}
-	if a.Clusters.Info().Name != Embedded {
-		t.Errorf("provider: got %q, want %q", a.Clusters.Info().Name, Embedded)
+	if a.clusters.Info().Name != Embedded {
+		t.Errorf("provider: got %q, want %q", a.clusters.Info().Name, Embedded)
 	}
-	labs, err := a.Sessions.Catalogue(ctx, LocalLearner, locale.En)
-	if err != nil || len(labs) != len(a.Course.Labs()) {
-		t.Errorf("catalogue: got %d labs, %v; want %d", len(labs), err, len(a.Course.Labs()))
+	labs, err := a.sessions.Catalogue(ctx, LocalLearner, locale.En)
+	if err != nil || len(labs) != len(a.course.Labs()) {
+		t.Errorf("catalogue: got %d labs, %v; want %d", len(labs), err, len(a.course.Labs()))
 	}
 	if rep, err := a.Recover(ctx); err != nil || len(rep.Failed)+len(rep.Deleted) != 0 {
 		t.Errorf("recover on an empty store: got %+v, %v; want nothing done", rep, err)
 	}
 	// A start fails without control-plane binaries, and is recorded.
-	if _, err := a.Sessions.Start(ctx, session.StartOptions{Learner: LocalLearner, Lab: "rbac"}, nil); err == nil {
+	if _, err := a.sessions.Start(ctx, session.StartOptions{Learner: LocalLearner, Lab: "rbac"}, nil); err == nil {
 		t.Fatal("start without binaries: got nil error")
 	}
 	b, err := Open(ctx, Config{DataDir: dir, BinDir: t.TempDir()})
@@ -51,7 +51,7 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if id, err := b.Sessions.Resolve(ctx, LocalLearner, "", ""); err != nil || !strings.HasPrefix(id, "rbac-") {
+	if id, err := b.sessions.Resolve(ctx, LocalLearner, "", ""); err != nil || !strings.HasPrefix(id, "rbac-") {
 		t.Errorf("second app: got %q, %v; want the rbac session the first recorded", id, err)
 	}
 }

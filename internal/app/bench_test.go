@@ -41,19 +41,19 @@ func BenchmarkStartFromWarmPool(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		b.StopTimer()
-		warm, err := a.Sessions.Prepare(ctx, "", "failover", nil, nil)
+		warm, err := a.sessions.Prepare(ctx, "", "failover", nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
 		n++
 		learner := fmt.Sprintf("learner-%d", n)
 		b.StartTimer()
-		st, err := a.Sessions.Start(ctx, session.StartOptions{Learner: learner, Lab: "failover"}, nil)
+		st, err := a.sessions.Start(ctx, session.StartOptions{Learner: learner, Lab: "failover"}, nil)
 		b.StopTimer()
 		if err != nil || st.ID != warm.ID {
 			b.Fatalf("start: got %v, %v; want the warm session %s", st, err, warm.ID)
 		}
-		if _, err := a.Sessions.Stop(ctx, st.ID, "the benchmark ended", nil); err != nil {
+		if _, err := a.sessions.Stop(ctx, st.ID, "the benchmark ended", nil); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -78,7 +78,7 @@ func BenchmarkIdleClusterCost(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer a.Sessions.Stop(ctx, st.ID, "the benchmark ended", nil)
+	defer a.sessions.Stop(ctx, st.ID, "the benchmark ended", nil)
 	m, err := admission.NewMeter(admission.MeterOptions{ClusterDir: filepath.Join(dir, "clusters")})
 	if err != nil {
 		b.Fatal(err)

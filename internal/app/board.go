@@ -105,15 +105,15 @@ func (c Cell) MarshalJSON() ([]byte, error) {
 
 // Board returns the board of the class name, which a manages.
 func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang locale.Lang) (*Board, error) {
-	c, err := a.Classes.Get(ctx, actor, name)
+	c, err := a.classes.Get(ctx, actor, name)
 	if err != nil {
 		return nil, err
 	}
-	members, err := a.Classes.Members(ctx, actor, name)
+	members, err := a.classes.Members(ctx, actor, name)
 	if err != nil {
 		return nil, err
 	}
-	results, err := a.Classes.Results(ctx, actor, name)
+	results, err := a.classes.Results(ctx, actor, name)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 	b := &Board{Class: *c, At: time.Now()}
 	col := map[string]int{}
 	for _, id := range c.Labs {
-		l, err := a.Course.Lab(id)
+		l, err := a.course.Lab(id)
 		if err != nil {
 			return nil, fmt.Errorf("class %q: %w", name, err)
 		}
@@ -181,7 +181,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 // fillLive fills a row from the member's latest session: where it stands
 // and when it last did anything.
 func (a *App) fillLive(ctx context.Context, r *BoardRow, s store.Session) error {
-	st, err := a.Sessions.Status(ctx, s.ID)
+	st, err := a.sessions.Status(ctx, s.ID)
 	if err != nil {
 		return err
 	}

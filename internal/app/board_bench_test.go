@@ -19,13 +19,13 @@ import (
 func BenchmarkBoard30(b *testing.B) {
 	cr := newClassroom(b)
 	ctx := b.Context()
-	c, err := cr.a.Classes.Get(ctx, cr.ada, "morning")
+	c, err := cr.a.classes.Get(ctx, cr.ada, "morning")
 	if err != nil {
 		b.Fatal(err)
 	}
 	now := time.Now().UTC()
 	for i := range 28 { // with alice and carol, 30
-		j, err := cr.a.Classes.Join(ctx, fmt.Sprintf("10.0.1.%d", i), c.JoinCode, fmt.Sprintf("Learner %02d", i))
+		j, err := cr.a.classes.Join(ctx, fmt.Sprintf("10.0.1.%d", i), c.JoinCode, fmt.Sprintf("Learner %02d", i))
 		if err != nil {
 			b.Fatal(err)
 		}

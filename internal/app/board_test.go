@@ -36,18 +36,18 @@ func newClassroom(t testing.TB) *classroom {
 		}
 	}
 	cr := &classroom{a: a, ada: class.Actor{Name: "ada"}, bob: class.Actor{Name: "bob"}}
-	c, err := a.Classes.Create(ctx, cr.ada, class.Spec{Name: "morning", Labs: []string{"failover"}})
+	c, err := a.classes.Create(ctx, cr.ada, class.Spec{Name: "morning", Labs: []string{"failover"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Classes.Create(ctx, cr.bob, class.Spec{Name: "evening", Labs: []string{"failover"}}); err != nil {
+	if _, err := a.classes.Create(ctx, cr.bob, class.Spec{Name: "evening", Labs: []string{"failover"}}); err != nil {
 		t.Fatal(err)
 	}
 	cr.classID = c.ID
-	if cr.alice, err = a.Classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice"); err != nil {
+	if cr.alice, err = a.classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice"); err != nil {
 		t.Fatal(err)
 	}
-	if cr.carol, err = a.Classes.Join(ctx, "10.0.0.2", c.JoinCode, "Carol"); err != nil {
+	if cr.carol, err = a.classes.Join(ctx, "10.0.0.2", c.JoinCode, "Carol"); err != nil {
 		t.Fatal(err)
 	}
 	return cr

@@ -116,7 +116,7 @@ func (p *ClassPools) Stop() {
 // none, restarts one whose sizes changed, and stops the keepers of
 // classes that no longer want them, stopping their warm sessions.
 func (p *ClassPools) Sync(ctx context.Context) error {
-	classes, err := p.a.Classes.List(ctx, class.LocalAdmin())
+	classes, err := p.a.classes.List(ctx, class.LocalAdmin())
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func (p *ClassPools) Sync(ctx context.Context) error {
 // drain stops class id's warm sessions beyond sizes (all of them when
 // sizes is nil): a closed class's, or a lab's the instructor lowered.
 func (p *ClassPools) drain(ctx context.Context, id string, sizes map[string]int) error {
-	list, err := p.a.Sessions.Sessions(ctx, session.PoolLearner(ClassPool(id)))
+	list, err := p.a.sessions.Sessions(ctx, session.PoolLearner(ClassPool(id)))
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func (p *ClassPools) drain(ctx context.Context, id string, sizes map[string]int)
 			kept[s.Lab]++
 			continue
 		}
-		if _, err := p.a.Sessions.Stop(ctx, s.ID, "its class no longer keeps it warm", nil); err != nil {
+		if _, err := p.a.sessions.Stop(ctx, s.ID, "its class no longer keeps it warm", nil); err != nil {
 			return err
 		}
 		p.o.Logger.Info("warm session stopped", "class", id, "session", s.ID)

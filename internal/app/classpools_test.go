@@ -28,11 +28,11 @@ func TestClassPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	ada := class.Actor{Name: "ada"}
-	c, err := a.Classes.Create(ctx, ada, class.Spec{Name: "morning", Labs: []string{"failover"}, Warm: map[string]int{"failover": 1}})
+	c, err := a.classes.Create(ctx, ada, class.Spec{Name: "morning", Labs: []string{"failover"}, Warm: map[string]int{"failover": 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, err := a.Classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice")
+	alice, err := a.classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,19 +51,19 @@ func TestClassPool(t *testing.T) {
 	}
 	next := waitPool(t, a, pool, warm)
 
-	if _, err := a.Classes.Close(ctx, ada, "morning"); err != nil {
+	if _, err := a.classes.Close(ctx, ada, "morning"); err != nil {
 		t.Fatal(err)
 	}
 	pools.Poke()
 	waitFor(t, "the closed class's pool is drained", func() bool { return len(pools.Pools()) == 0 && len(liveOf(t, a, pool)) == 0 })
-	nst, err := a.Sessions.Status(ctx, next)
+	nst, err := a.sessions.Status(ctx, next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if nst.State.Active() || nst.ClusterLive {
 		t.Errorf("the refilled warm session after the close: got %s, cluster live %v; want stopped, no cluster", nst.State, nst.ClusterLive)
 	}
-	clusters, err := a.Clusters.List(ctx)
+	clusters, err := a.clusters.List(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func waitPool(t *testing.T, a *App, pool, not string) string {
 // liveOf lists learner's live sessions.
 func liveOf(t *testing.T, a *App, learner string) []session.Summary {
 	t.Helper()
-	list, err := a.Sessions.Sessions(context.Background(), learner)
+	list, err := a.sessions.Sessions(context.Background(), learner)
 	if err != nil {
 		t.Fatal(err)
 	}

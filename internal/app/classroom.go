@@ -19,7 +19,7 @@ const EndedByInstructor = "ended by the instructor"
 // name, which actor manages; a session of another class, or of none, is
 // session.ErrNotFound, so an instructor learns nothing of it.
 func (a *App) ClassSession(ctx context.Context, actor class.Actor, name, id string) (*session.Status, error) {
-	c, err := a.Classes.Get(ctx, actor, name)
+	c, err := a.classes.Get(ctx, actor, name)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (a *App) ClassSession(ctx context.Context, actor class.Actor, name, id stri
 	if err != nil {
 		return nil, err
 	}
-	return a.Sessions.Status(ctx, id)
+	return a.sessions.Status(ctx, id)
 }
 
 // ResetLearner resets the current exercise of a session of class name.
@@ -38,7 +38,7 @@ func (a *App) ResetLearner(ctx context.Context, actor class.Actor, name, id stri
 	if _, err := a.ClassSession(ctx, actor, name, id); err != nil {
 		return nil, err
 	}
-	return a.Sessions.Reset(ctx, id, progress)
+	return a.sessions.Reset(ctx, id, progress)
 }
 
 // EndLearner stops a session of class name, recording that its
@@ -47,7 +47,7 @@ func (a *App) EndLearner(ctx context.Context, actor class.Actor, name, id string
 	if _, err := a.ClassSession(ctx, actor, name, id); err != nil {
 		return nil, err
 	}
-	return a.Sessions.Stop(ctx, id, EndedByInstructor, progress)
+	return a.sessions.Stop(ctx, id, EndedByInstructor, progress)
 }
 
 // ExtendLearner adds by to the time limit of a session of class name,
@@ -60,7 +60,7 @@ func (a *App) ExtendLearner(ctx context.Context, actor class.Actor, name, id str
 	if actor.Name != "" {
 		who = "instructor " + actor.Name
 	}
-	return a.Sessions.Extend(ctx, id, by, "given by "+who, progress)
+	return a.sessions.Extend(ctx, id, by, "given by "+who, progress)
 }
 
 // ClassEvent is an event of one of a class's sessions.
@@ -82,7 +82,7 @@ const classEventsBatch = 500
 // dashboard), until ctx ends; the channel then closes. A class's sessions
 // are read again on each poll, so a learner's new session is watched too.
 func (a *App) WatchClass(ctx context.Context, actor class.Actor, name string, every time.Duration) (<-chan ClassEvent, error) {
-	c, err := a.Classes.Get(ctx, actor, name)
+	c, err := a.classes.Get(ctx, actor, name)
 	if err != nil {
 		return nil, err
 	}

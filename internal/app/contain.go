@@ -32,7 +32,7 @@ type Serving struct {
 // address, no classes), unless insecure — `oplab serve --insecure-clusters`
 // — says the operator accepts that any learner can reach the machine.
 func (a *App) CheckServe(addr string, insecure bool) (Serving, error) {
-	ok, why := a.Clusters.Contained()
+	ok, why := a.clusters.Contained()
 	if ok {
 		return Serving{Contained: true, Classes: true}, nil
 	}
@@ -54,7 +54,7 @@ func (a *App) CheckServe(addr string, insecure bool) (Serving, error) {
 // DefaultServing is how a web adapter serves when told nothing: classes
 // and a console without a sandbox only where clusters are contained.
 func (a *App) DefaultServing() Serving {
-	ok, _ := a.Clusters.Contained()
+	ok, _ := a.clusters.Contained()
 	return Serving{Contained: ok, Classes: ok}
 }
 

@@ -30,7 +30,7 @@ func TestCheckServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &App{Clusters: off}
+	a := &App{clusters: off}
 	for _, tc := range []struct {
 		addr      string
 		insecure  bool
@@ -67,7 +67,7 @@ func TestCheckServe(t *testing.T) {
 		}
 		t.Skipf("clusters cannot be contained here (%v)", why)
 	}
-	s, err := (&App{Clusters: on}).CheckServe("0.0.0.0:8080", false)
+	s, err := (&App{clusters: on}).CheckServe("0.0.0.0:8080", false)
 	if err != nil || !s.Contained || !s.Classes || s.Warning != "" {
 		t.Errorf("contained: got %+v, %v; want contained, classes, no warning", s, err)
 	}

@@ -45,11 +45,11 @@ type Debrief struct {
 // Debrief returns session id's record for a debrief; an unknown id is
 // session.ErrNotFound. Callers check who may see it.
 func (a *App) Debrief(ctx context.Context, id string) (*Debrief, error) {
-	st, err := a.Sessions.Status(ctx, id)
+	st, err := a.sessions.Status(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	evs, err := a.Sessions.Timeline(ctx, id, 0)
+	evs, err := a.sessions.Timeline(ctx, id, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -130,7 +130,7 @@ func TestDebriefKeepsTheOperatorLog(t *testing.T) {
 	}
 	t.Cleanup(func() { a.Close() })
 	t.Cleanup(func() { stopAll(t, a) })
-	st, err := a.Sessions.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	st, err := a.sessions.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestDebriefKeepsTheOperatorLog(t *testing.T) {
 	if len(live.Events) == 0 || live.Start.After(live.Events[0].At) || live.End.Before(live.Events[len(live.Events)-1].At) {
 		t.Errorf("running session: axis %v..%v, %d events; want it to hold every event", live.Start, live.End, len(live.Events))
 	}
-	if _, err := a.Sessions.Stop(ctx, st.ID, "the debrief test", nil); err != nil {
+	if _, err := a.sessions.Stop(ctx, st.ID, "the debrief test", nil); err != nil {
 		t.Fatal(err)
 	}
 	ended, err := a.Debrief(ctx, st.ID)

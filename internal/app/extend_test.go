@@ -37,7 +37,7 @@ func TestExtendLearner(t *testing.T) {
 		if got := st.Extended.Duration(); got != tc.total {
 			t.Errorf("%+v extends by %s: got %s in all, want %s", tc.who, tc.by, got, tc.total)
 		}
-		tl, err := cr.a.Sessions.Timeline(ctx, "failover-a", 0)
+		tl, err := cr.a.sessions.Timeline(ctx, "failover-a", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestExtendLearner(t *testing.T) {
 			t.Errorf("%s: got %v, want %v", tc.wantReason, err, tc.want)
 		}
 	}
-	st, err := cr.a.Sessions.Status(ctx, "failover-a")
+	st, err := cr.a.sessions.Status(ctx, "failover-a")
 	if err != nil {
 		t.Fatal(err)
 	}

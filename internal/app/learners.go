@@ -18,11 +18,11 @@ import (
 // each: a class member's are their class's labs, in the class's order;
 // anyone else's, every lab of the course.
 func (a *App) Catalogue(ctx context.Context, learner string, lang locale.Lang) ([]session.LabEntry, error) {
-	labs, err := a.Sessions.Catalogue(ctx, learner, lang)
+	labs, err := a.sessions.Catalogue(ctx, learner, lang)
 	if err != nil {
 		return nil, err
 	}
-	j, err := a.Classes.Membership(ctx, learner)
+	j, err := a.classes.Membership(ctx, learner)
 	if errors.Is(err, class.ErrNotFound) {
 		return labs, nil
 	}
@@ -59,9 +59,9 @@ func (a *App) Start(ctx context.Context, o session.StartOptions, progress sessio
 	if o.Admit == nil {
 		o.Admit = a.admitWait
 	}
-	adm, err := a.Classes.Admit(ctx, o.Learner, o.Lab)
+	adm, err := a.classes.Admit(ctx, o.Learner, o.Lab)
 	if errors.Is(err, class.ErrNotFound) {
-		return a.Sessions.Start(ctx, o, progress)
+		return a.sessions.Start(ctx, o, progress)
 	}
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func (a *App) Start(ctx context.Context, o session.StartOptions, progress sessio
 	}
 	created := o.Created
 	o.Created = func(ctx context.Context, id string) error {
-		if err := a.Classes.Link(ctx, id, adm); err != nil {
+		if err := a.classes.Link(ctx, id, adm); err != nil {
 			return err
 		}
 		if created != nil {
@@ -80,5 +80,5 @@ func (a *App) Start(ctx context.Context, o session.StartOptions, progress sessio
 		}
 		return nil
 	}
-	return a.Sessions.Start(ctx, o, progress)
+	return a.sessions.Start(ctx, o, progress)
 }

@@ -37,15 +37,15 @@ func TestClassMembersLabs(t *testing.T) {
 	if err := a.store.CreateInstructor(ctx, &store.Instructor{Name: "ada", PasswordHash: "$argon2id$unused"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := a.Classes.Create(ctx, class.LocalAdmin(), class.Spec{Name: "morning", Labs: []string{"rbac", "failover"}})
+	c, err := a.classes.Create(ctx, class.LocalAdmin(), class.Spec{Name: "morning", Labs: []string{"rbac", "failover"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, err := a.Classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice")
+	alice, err := a.classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob, err := a.Classes.Join(ctx, "10.0.0.2", c.JoinCode, "Bob")
+	bob, err := a.classes.Join(ctx, "10.0.0.2", c.JoinCode, "Bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +55,14 @@ func TestClassMembersLabs(t *testing.T) {
 		t.Errorf("a member's catalogue: got %v, %v; want %v", got, err, want)
 	}
 	labs, err = a.Catalogue(ctx, LocalLearner, locale.En)
-	if err != nil || len(labs) != len(a.Course.Labs()) {
-		t.Errorf("the local learner's catalogue: got %v, %v; want all %d labs", labIDs(labs), err, len(a.Course.Labs()))
+	if err != nil || len(labs) != len(a.course.Labs()) {
+		t.Errorf("the local learner's catalogue: got %v, %v; want all %d labs", labIDs(labs), err, len(a.course.Labs()))
 	}
 
 	if _, err := a.Start(ctx, session.StartOptions{Learner: alice.Learner, Lab: "quota"}, nil); !errors.Is(err, class.ErrNotInClass) {
 		t.Errorf("start a lab the class does not run: got %v, want ErrNotInClass", err)
 	}
-	if ss, _ := a.Sessions.Sessions(ctx, alice.Learner); len(ss) != 0 {
+	if ss, _ := a.sessions.Sessions(ctx, alice.Learner); len(ss) != 0 {
 		t.Errorf("after a refused start: got sessions %v, want none recorded", ss)
 	}
 	// No binaries: the start fails after the session is recorded.
@@ -76,11 +76,11 @@ func TestClassMembersLabs(t *testing.T) {
 	if err != nil || len(linked) != 1 || linked[0].Learner != alice.Learner || linked[0].Lab != "rbac" {
 		t.Errorf("the class's sessions: got %+v, %v; want Alice's rbac session only", linked, err)
 	}
-	if ss, _ := a.Sessions.Sessions(ctx, bob.Learner); len(ss) != 0 {
+	if ss, _ := a.sessions.Sessions(ctx, bob.Learner); len(ss) != 0 {
 		t.Errorf("Bob's sessions: got %v, want none (Alice's are hers)", ss)
 	}
 
-	if _, err := a.Classes.Close(ctx, class.LocalAdmin(), "morning"); err != nil {
+	if _, err := a.classes.Close(ctx, class.LocalAdmin(), "morning"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Start(ctx, session.StartOptions{Learner: bob.Learner, Lab: "rbac"}, nil); !errors.Is(err, class.ErrClosed) {

@@ -20,7 +20,7 @@ var ErrNoLog = errors.New("no operator log")
 // The page's stream, `oplab logs`, the debrief and the copy kept at
 // deletion all open a log here. Callers check who may read it.
 func (a *App) OperatorLog(ctx context.Context, id string) (oplog.Source, error) {
-	st, err := a.Sessions.Status(ctx, id)
+	st, err := a.sessions.Status(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (a *App) operatorLog(ctx context.Context, st *session.Status) (oplog.Source
 // liveLog returns the operator log of session id's cluster, read where
 // the cluster's provider runs the operator.
 func (a *App) liveLog(ctx context.Context, id string) (oplog.Source, error) {
-	p, name, err := a.Sessions.Provider(ctx, id)
+	p, name, err := a.sessions.Provider(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func (k *Keeper) Stop() {
 func (k *Keeper) fill(ctx context.Context) {
 	for _, lab := range slices.Sorted(maps.Keys(k.o.Sizes)) {
 		for ctx.Err() == nil {
-			ready, preparing, err := k.a.Sessions.Warm(ctx, k.o.Pool, lab)
+			ready, preparing, err := k.a.sessions.Warm(ctx, k.o.Pool, lab)
 			if err != nil {
 				k.o.Logger.Warn("warm pool", "lab", lab, "err", err)
 				return
@@ -115,7 +115,7 @@ func (k *Keeper) fill(ctx context.Context) {
 			began := time.Now()
 			// Refilling takes the machine's room only when no learner
 			// waits for it.
-			st, err := k.a.Sessions.Prepare(ctx, k.o.Pool, lab, k.a.admitNow, nil)
+			st, err := k.a.sessions.Prepare(ctx, k.o.Pool, lab, k.a.admitNow, nil)
 			if errors.Is(err, ErrNoRoom) {
 				return
 			}

@@ -36,10 +36,10 @@ func TestWarmPool(t *testing.T) {
 	defer k.Stop()
 
 	warm := waitWarm(t, a)
-	if ended, err := a.Sessions.Expire(ctx, session.ExpireOptions{Idle: time.Nanosecond}); err != nil || len(ended) != 0 {
+	if ended, err := a.sessions.Expire(ctx, session.ExpireOptions{Idle: time.Nanosecond}); err != nil || len(ended) != 0 {
 		t.Errorf("expire with a warm session waiting: got %v, %v; want none expired", ended, err)
 	}
-	st, err := a.Sessions.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	st, err := a.sessions.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestWarmPool(t *testing.T) {
 	if next == warm {
 		t.Fatalf("the keeper did not prepare a new warm session")
 	}
-	bob, err := a.Sessions.Start(ctx, session.StartOptions{Learner: "bob", Lab: "failover"}, nil)
+	bob, err := a.sessions.Start(ctx, session.StartOptions{Learner: "bob", Lab: "failover"}, nil)
 	if err != nil || bob.ID != next {
 		t.Errorf("bob's start: got %v, %v; want the second warm session %s", bob, err, next)
 	}
@@ -59,7 +59,7 @@ func TestWarmPool(t *testing.T) {
 		t.Error("the keeper reported no pool size")
 	}
 	// alice's session works: its checks see her cluster.
-	if _, err := a.Sessions.Chaos(ctx, st.ID, "", nil); err != nil {
+	if _, err := a.sessions.Chaos(ctx, st.ID, "", nil); err != nil {
 		t.Errorf("chaos on the warm session alice got: %v", err)
 	}
 }
@@ -68,7 +68,7 @@ func TestWarmPool(t *testing.T) {
 func waitWarm(t *testing.T, a *App) string {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		list, err := a.Sessions.Sessions(context.Background(), session.PoolLearner(""))
+		list, err := a.sessions.Sessions(context.Background(), session.PoolLearner(""))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,13 +84,13 @@ func waitWarm(t *testing.T, a *App) string {
 
 // stopAll stops every session of every learner, the pool's included.
 func stopAll(t *testing.T, a *App) {
-	list, err := a.Sessions.Sessions(context.Background(), "")
+	list, err := a.sessions.Sessions(context.Background(), "")
 	if err != nil {
 		t.Error(err)
 		return
 	}
 	for _, s := range list {
-		if _, err := a.Sessions.Stop(context.Background(), s.ID, "the test ended", nil); err != nil {
+		if _, err := a.sessions.Stop(context.Background(), s.ID, "the test ended", nil); err != nil {
 			t.Errorf("stop %s: %v", s.ID, err)
 		}
 	}

@@ -102,7 +102,7 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 		cr, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger, Limits: o.ConsoleLimits,
 			// exec and debug only mean something where containers run.
-			Policy:  console.Policy{Containers: a.Clusters.Info().Capabilities.RealContainers},
+			Policy:  console.Policy{Containers: a.clusters.Info().Capabilities.RealContainers},
 			Sandbox: sandbox,
 		})
 		if err != nil {
@@ -117,7 +117,7 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 	// While the App serves, the goals of every session in exercise are
 	// watched after T0, so a time to recovery is when the cluster
 	// recovered, not when its learner pressed Check.
-	r.watcher = a.Sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
+	r.watcher = a.sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
 	r.watcher.Start(bg)
 	r.housekeep(bg, o)
 	// Each class's own warm sessions (oplab class edit --warm) follow the
@@ -126,7 +126,7 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 	r.pools.Start(bg, o.HousekeepingEvery)
 	if len(o.Warm.Sizes) > 0 {
 		wo := o.Warm
-		provider := a.Clusters.Info().Name
+		provider := a.clusters.Info().Name
 		wo.Report = func(lab string, ready int) { r.metrics.SetWarmPool(provider, lab, ready) }
 		wo.Logger = o.Logger
 		r.keeper = a.KeepWarm(wo)
@@ -156,7 +156,7 @@ func (r *Runtime) housekeep(ctx context.Context, o RuntimeOptions) {
 				return
 			case <-t.C:
 			}
-			if ended, err := r.a.Sessions.Expire(ctx, o.Expire); err != nil {
+			if ended, err := r.a.sessions.Expire(ctx, o.Expire); err != nil {
 				r.log.Warn("expire sessions", "err", err)
 			} else if len(ended) > 0 {
 				r.log.Info("sessions expired", "sessions", ended)
@@ -231,7 +231,7 @@ func (r *Runtime) open(key string) (stream.Upstream, error) {
 		return nil, fmt.Errorf("stream key %q: want <stream>/<session>", key)
 	}
 	ctx := context.Background()
-	st, err := r.a.Sessions.Status(ctx, id)
+	st, err := r.a.sessions.Status(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -246,11 +246,11 @@ func (r *Runtime) open(key string) (stream.Upstream, error) {
 		}
 		return stream.UpstreamFunc(oplog.FollowJSON(src)), nil
 	case StreamCluster:
-		l, err := r.a.Course.Lab(st.Lab)
+		l, err := r.a.course.Lab(st.Lab)
 		if err != nil {
 			return nil, err
 		}
-		p, name, err := r.a.Sessions.Provider(ctx, id)
+		p, name, err := r.a.sessions.Provider(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -284,3 +284,12 @@ func (r *Runtime) Close() error {
 	}
 	return nil
 }
+
+// ConsoleLimits cap each learner's console commands at once.
+type ConsoleLimits = console.Limits
+
+// The console's caps when none are given.
+const (
+	DefaultConsoleCommands = console.DefaultMaxCommands
+	DefaultConsoleFollows  = console.DefaultMaxFollows
+)

@@ -97,7 +97,7 @@ func newFloodSite(tb testing.TB) *floodSite {
 		}
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := server.New(server.Config{App: classSignIns{svc: svc}, Web: web.FS, DataDir: data,
+	srv, err := server.New(server.Config{Learning: classSignIns{svc: svc}, Classroom: classSignIns{svc: svc}, SignIns: classSignIns{svc: svc}, Web: web.FS, DataDir: data,
 		Hosts: server.Hosts(ts.Listener.Addr().String()), Learner: "local"})
 	if err != nil {
 		tb.Fatal(err)

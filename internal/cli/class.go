@@ -80,7 +80,7 @@ device.`,
 				return err
 			}
 			defer closeStore()
-			c, err := svc.Create(cmd.Context(), class.LocalAdmin(), sp)
+			c, err := svc.CreateClass(cmd.Context(), class.LocalAdmin(), sp)
 			if err != nil {
 				return err
 			}
@@ -126,7 +126,7 @@ join code (learners who joined stay in); --reopen undoes "oplab class close".`,
 				return err
 			}
 			defer closeStore()
-			c, err := svc.Edit(cmd.Context(), class.LocalAdmin(), args[0], ch)
+			c, err := svc.EditClass(cmd.Context(), class.LocalAdmin(), args[0], ch)
 			if err != nil {
 				return err
 			}

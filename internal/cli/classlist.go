@@ -31,7 +31,7 @@ func newClassListCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer closeStore()
-			cs, err := svc.List(cmd.Context(), class.LocalAdmin())
+			cs, err := svc.Classes(cmd.Context(), class.LocalAdmin())
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ func newClassShowCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer closeStore()
-			c, err := svc.Get(cmd.Context(), class.LocalAdmin(), args[0])
+			c, err := svc.Class(cmd.Context(), class.LocalAdmin(), args[0])
 			if err != nil {
 				return err
 			}
@@ -125,7 +125,7 @@ func newClassCloseCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer closeStore()
-			c, err := svc.Close(cmd.Context(), class.LocalAdmin(), args[0])
+			c, err := svc.CloseClass(cmd.Context(), class.LocalAdmin(), args[0])
 			if err != nil {
 				return err
 			}
@@ -157,7 +157,7 @@ exercise has a row with empty results.`,
 				return err
 			}
 			defer closeStore()
-			return svc.Export(cmd.Context(), class.LocalAdmin(), args[0], cmd.OutOrStdout())
+			return svc.ExportClass(cmd.Context(), class.LocalAdmin(), args[0], cmd.OutOrStdout())
 		},
 	}
 }

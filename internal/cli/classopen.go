@@ -4,17 +4,17 @@ import (
 	"context"
 	"fmt"
 
-	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/app"
 )
 
-// classes opens the application layer and returns its class service;
-// closeFn releases it.
-func (g *globals) classes(ctx context.Context) (svc *class.Service, closeFn func(), err error) {
-	a, err := g.open(ctx)
+// classes opens the application layer for the class commands; closeFn
+// releases it.
+func (g *globals) classes(ctx context.Context) (a *app.App, closeFn func(), err error) {
+	a, err = g.open(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	return a.Classes, func() { a.Close() }, nil
+	return a, func() { a.Close() }, nil
 }
 
 // outputFlag is the -o flag of commands that print text or JSON.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/app"
 )
 
 func newClusterCmd(g *globals) *cobra.Command {
@@ -45,13 +45,9 @@ func newClusterCreateCmd(g *globals) *cobra.Command {
 			name := args[0]
 			out := cmd.OutOrStdout()
 			warnUncontained(cmd.ErrOrStderr(), p)
-			fmt.Fprintf(out, "Creating cluster %q (%s provider)\n", name, p.Info().Name)
+			fmt.Fprintf(out, "Creating cluster %q (%s provider)\n", name, p.Provider())
 			start := time.Now()
-			opts := []cluster.CreateOption{cluster.CreateWithProgress(progressPrinter(out))}
-			if apiPort != 0 {
-				opts = append(opts, cluster.CreateWithAPIServerPort(apiPort))
-			}
-			if err := p.Create(cmd.Context(), name, opts...); err != nil {
+			if err := p.Create(cmd.Context(), name, apiPort, progressPrinter(out)); err != nil {
 				return fmt.Errorf("create cluster %q: %w", name, err)
 			}
 			kc, err := p.KubeconfigPath(name)
@@ -67,8 +63,8 @@ func newClusterCreateCmd(g *globals) *cobra.Command {
 }
 
 // progressPrinter prints a line as each step starts and ends.
-func progressPrinter(w io.Writer) func(cluster.Step) {
-	return func(s cluster.Step) {
+func progressPrinter(w io.Writer) func(app.ClusterStep) {
+	return func(s app.ClusterStep) {
 		switch {
 		case !s.Done:
 			fmt.Fprintf(w, " • %s ...\n", s.Name)
@@ -91,7 +87,7 @@ func newClusterListCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			g.healSessions(cmd.Context())
+			g.repair(cmd.Context())
 			list, err := p.List(cmd.Context())
 			if err != nil {
 				return err
@@ -102,7 +98,7 @@ func newClusterListCmd(g *globals) *cobra.Command {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				if list == nil {
-					list = []cluster.Status{}
+					list = []app.ClusterStatus{}
 				}
 				return enc.Encode(list)
 			case "":
@@ -140,7 +136,7 @@ func age(t time.Time) string {
 }
 
 // problems names the components that are not healthy.
-func problems(s cluster.Status) string {
+func problems(s app.ClusterStatus) string {
 	var out string
 	for _, c := range s.Components {
 		if c.Healthy {
@@ -222,8 +218,8 @@ func newClusterDeleteCmd(g *globals) *cobra.Command {
 // warnUncontained says, in one line, when new clusters of p are not
 // contained: on a machine of one's own the CLI goes on, but the cluster
 // can then reach this machine's files and network.
-func warnUncontained(w io.Writer, p *cluster.Provider) {
-	if ok, why := p.Contained(); !ok {
+func warnUncontained(w io.Writer, a interface{ Contained() (bool, error) }) {
+	if ok, why := a.Contained(); !ok {
 		fmt.Fprintf(w, "warning: this cluster runs unconfined (%v): anything it is made to do can reach this machine's files and network\n", why)
 	}
 }

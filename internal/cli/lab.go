@@ -2,17 +2,11 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/lab"
-	"oplab.dev/oplab/internal/lesson"
-	"oplab.dev/oplab/internal/locale"
-	"oplab.dev/oplab/internal/quiz"
-	"oplab.dev/oplab/internal/yamldoc"
+	"oplab.dev/oplab/internal/app"
 )
 
 func newLabCmd(g *globals) *cobra.Command {
@@ -24,14 +18,6 @@ func newLabCmd(g *globals) *cobra.Command {
 	cmd.AddCommand(newLabSelftestCmd(g))
 	cmd.AddCommand(newLabRunCmds(g)...)
 	return cmd
-}
-
-// problem is one validation error in --output json.
-type problem struct {
-	File    string `json:"file,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Message string `json:"message"`
 }
 
 func newLabValidateCmd(_ *globals) *cobra.Command {
@@ -51,14 +37,14 @@ checked.`,
 			if output != "" && output != "json" {
 				return fmt.Errorf("unknown output format %q: use json, or leave it out for text", output)
 			}
-			src := course.Embedded()
+			src := app.BuiltinCourse()
 			if len(args) == 1 {
 				var err error
-				if src, err = course.Find(args[0]); err != nil {
+				if src, err = app.FindCourse(args[0]); err != nil {
 					return err
 				}
 			}
-			errs := course.Validate(src)
+			errs := app.ValidateCourse(src)
 			out := cmd.OutOrStdout()
 			if output == "json" {
 				if err := writeProblems(cmd, errs); err != nil {
@@ -82,28 +68,17 @@ checked.`,
 	return cmd
 }
 
-func writeProblems(cmd *cobra.Command, errs []error) error {
-	ps := make([]problem, 0, len(errs))
-	for _, err := range errs {
-		var e *yamldoc.Error
-		if errors.As(err, &e) {
-			ps = append(ps, problem{File: e.File, Line: e.Line, Path: e.Path, Message: e.Msg})
-			continue
-		}
-		ps = append(ps, problem{Message: err.Error()})
-	}
+func writeProblems(cmd *cobra.Command, ps []app.Problem) error {
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(map[string]any{"ok": len(errs) == 0, "problems": ps}); err != nil {
+	if err := enc.Encode(map[string]any{"ok": len(ps) == 0, "problems": ps}); err != nil {
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
 }
 
 // summary says what was checked, for a course with no problems.
-func summary(src course.Sources) string {
-	labs, _ := lab.IDs(src.Labs)
-	quizzes, _ := quiz.IDs(src.Quizzes)
-	pages, _ := lesson.PageIDs(src.Content, locale.En)
-	return fmt.Sprintf("ok: %d labs, %d lesson pages in %d languages, %d quizzes", len(labs), len(pages), len(locale.All()), len(quizzes))
+func summary(src app.CourseSource) string {
+	n := app.SizeOf(src)
+	return fmt.Sprintf("ok: %d labs, %d lesson pages in %d languages, %d quizzes", n.Labs, n.Pages, n.Languages, n.Quizzes)
 }

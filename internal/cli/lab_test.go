@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"oplab.dev/oplab/internal/app"
 )
 
 // runLab executes the oplab command line without a cluster.
@@ -59,8 +61,8 @@ func TestLabValidatePath(t *testing.T) {
 
 	out, _ = runLab(t, "lab", "validate", "-o", "json", root)
 	var got struct {
-		OK       bool      `json:"ok"`
-		Problems []problem `json:"problems"`
+		OK       bool          `json:"ok"`
+		Problems []app.Problem `json:"problems"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("json: %v\n%s", err, out)

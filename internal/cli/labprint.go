@@ -9,14 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/session"
 )
 
 // runCtx is what a session command works with.
 type runCtx struct {
 	l        *local
-	m        *session.Manager
 	id       string
 	st       *localStatus
 	out      io.Writer
@@ -59,7 +57,7 @@ func withSession(cmd *cobra.Command, g *globals, f *sessionFlags, fn func(*runCt
 		return err
 	}
 	out := cmd.OutOrStdout()
-	r := &runCtx{l: l, m: l.Sessions, id: id, st: st, out: out, s: newStyle(out), json: asJSON}
+	r := &runCtx{l: l, id: id, st: st, out: out, s: newStyle(out), json: asJSON}
 	if !asJSON {
 		r.progress = sessionPrinter(out, r.s)
 	}
@@ -102,12 +100,12 @@ func printKubeconfig(w io.Writer, s style, st *localStatus) {
 }
 
 // printExercise prints the current exercise and what to do next.
-func printExercise(w io.Writer, s style, c *course.Course, st *session.Status) error {
+func printExercise(w io.Writer, s style, a *local, st *session.Status) error {
 	if st.State == session.Completed {
-		fmt.Fprintf(w, "\n%s Every exercise of lab %s passed. Take the quiz: oplab quiz %s\n", s.ok("★"), st.Lab, quizOf(c, st))
+		fmt.Fprintf(w, "\n%s Every exercise of lab %s passed. Take the quiz: oplab quiz %s\n", s.ok("★"), st.Lab, quizOf(a, st))
 		return nil
 	}
-	l, err := c.Lab(st.Lab)
+	l, err := a.Lab(st.Lab)
 	if err != nil || st.Exercise >= len(l.Exercises) {
 		return err
 	}
@@ -123,14 +121,14 @@ func printExercise(w io.Writer, s style, c *course.Course, st *session.Status) e
 	return nil
 }
 
-func quizOf(c *course.Course, st *session.Status) string {
-	if l, err := c.Lab(st.Lab); err == nil && l.Quiz != "" {
+func quizOf(a *local, st *session.Status) string {
+	if l, err := a.Lab(st.Lab); err == nil && l.Quiz != "" {
 		return l.Quiz
 	}
 	return st.Lab
 }
 
-func printStatus(w io.Writer, s style, c *course.Course, st *localStatus) {
+func printStatus(w io.Writer, s style, a *local, st *localStatus) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "Session\t%s (lab %s, %s provider)\n", st.ID, st.Lab, st.Provider)
 	fmt.Fprintf(tw, "State\t%s\n", stateText(s, st.State))
@@ -142,7 +140,7 @@ func printStatus(w io.Writer, s style, c *course.Course, st *localStatus) {
 	}
 	if st.ExerciseID != "" {
 		title := st.ExerciseID
-		if l, err := c.Lab(st.Lab); err == nil {
+		if l, err := a.Lab(st.Lab); err == nil {
 			title += " — " + l.Exercises[st.Exercise].Title.In(lang(&st.Status))
 		}
 		fmt.Fprintf(tw, "Exercise\t%d/%d %s\n", st.Exercise+1, st.Exercises, title)
@@ -195,7 +193,7 @@ func stateText(s style, st session.State) string {
 
 func clock(t time.Time) string { return t.Local().Format("15:04:05") }
 
-func printCheck(w io.Writer, s style, c *course.Course, res *session.CheckResult) {
+func printCheck(w io.Writer, s style, a *local, res *session.CheckResult) {
 	lg := lang(res.Status)
 	fmt.Fprintf(w, "Goals of exercise %s\n", res.Exercise)
 	for _, r := range res.Report.Results {
@@ -222,11 +220,11 @@ func printCheck(w io.Writer, s style, c *course.Course, res *session.CheckResult
 	} else {
 		fmt.Fprintf(w, "%s Every goal passed\n", s.ok("✓"))
 	}
-	_ = printExercise(w, s, c, res.Status)
+	_ = printExercise(w, s, a, res.Status)
 }
 
-func listSessions(cmd *cobra.Command, m *session.Manager, asJSON bool) error {
-	list, err := m.Sessions(cmd.Context(), offlineLearner)
+func listSessions(cmd *cobra.Command, m *local, asJSON bool) error {
+	list, err := m.SessionList(cmd.Context(), offlineLearner)
 	if err != nil {
 		return err
 	}
@@ -254,7 +252,7 @@ func capitalize(s string) string {
 }
 
 // printTimeline prints a session's timeline, one event a line.
-func printTimeline(cmd *cobra.Command, m *session.Manager, id string, asJSON bool) error {
+func printTimeline(cmd *cobra.Command, m *local, id string, asJSON bool) error {
 	evs, err := m.Timeline(cmd.Context(), id, 0)
 	if err != nil {
 		return err

@@ -94,8 +94,7 @@ oplab lab stop.`,
 				return err
 			}
 			defer closeApp()
-			m := a.Sessions
-			if _, err := m.Lab(args[0]); err != nil {
+			if _, err := a.Lab(args[0]); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -105,7 +104,7 @@ oplab lab stop.`,
 				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
 				progress = sessionPrinter(out, s)
 			}
-			warnUncontained(cmd.ErrOrStderr(), a.Clusters)
+			warnUncontained(cmd.ErrOrStderr(), a.App)
 			start := time.Now()
 			st, err := a.Start(cmd.Context(), session.StartOptions{Learner: offlineLearner, Lab: args[0], Lang: string(l)}, progress)
 			if err != nil {
@@ -117,7 +116,7 @@ oplab lab stop.`,
 			}
 			fmt.Fprintf(out, "\n%s Lab %s is ready: session %s (%.1fs).\n", s.ok("✓"), st.Lab, st.ID, time.Since(start).Seconds())
 			printKubeconfig(out, s, ls)
-			return printExercise(out, s, a.Course, st)
+			return printExercise(out, s, a, st)
 		},
 	}
 	f.add(cmd)
@@ -148,14 +147,14 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 			defer closeApp()
 			out := cmd.OutOrStdout()
 			if all {
-				return listSessions(cmd, a.Sessions, asJSON)
+				return listSessions(cmd, a, asJSON)
 			}
 			id, err := resolve(cmd.Context(), a, f.id)
 			if err != nil {
 				return err
 			}
 			if timeline {
-				return printTimeline(cmd, a.Sessions, id, asJSON)
+				return printTimeline(cmd, a, id, asJSON)
 			}
 			st, err := a.Status(cmd.Context(), id)
 			if err != nil {
@@ -164,7 +163,7 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(out, st)
 			}
-			printStatus(out, newStyle(out), a.Course, st)
+			printStatus(out, newStyle(out), a, st)
 			return nil
 		},
 	}
@@ -186,7 +185,7 @@ func newLabChaosCmd(g *globals) *cobra.Command {
 				if len(args) == 1 {
 					exercise = args[0]
 				}
-				st, err := r.m.Chaos(cmd.Context(), r.id, exercise, r.progress)
+				st, err := r.l.Chaos(cmd.Context(), r.id, exercise, r.progress)
 				if err != nil {
 					return friendly(err)
 				}
@@ -215,7 +214,7 @@ func newLabCheckCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withSession(cmd, g, &f, func(r *runCtx) error {
-				res, err := r.m.Check(cmd.Context(), r.id, r.stepsOnly("goals"))
+				res, err := r.l.Check(cmd.Context(), r.id, r.stepsOnly("goals"))
 				if err != nil {
 					return friendly(err)
 				}
@@ -224,7 +223,7 @@ func newLabCheckCmd(g *globals) *cobra.Command {
 						return err
 					}
 				} else {
-					printCheck(r.out, r.s, r.l.Course, res)
+					printCheck(r.out, r.s, r.l, res)
 				}
 				if !res.Passed {
 					return fmt.Errorf("exercise %s: %d of %d points, %s", res.Exercise, res.Report.Score, res.Report.Total, notYet(res))
@@ -245,7 +244,7 @@ func newLabHintCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withSession(cmd, g, &f, func(r *runCtx) error {
-				res, err := r.m.Hint(cmd.Context(), r.id)
+				res, err := r.l.Hint(cmd.Context(), r.id)
 				if err != nil {
 					return friendly(err)
 				}
@@ -269,7 +268,7 @@ func newLabResetCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withSession(cmd, g, &f, func(r *runCtx) error {
-				st, err := r.m.Reset(cmd.Context(), r.id, r.progress)
+				st, err := r.l.Reset(cmd.Context(), r.id, r.progress)
 				if err != nil {
 					return friendly(err)
 				}
@@ -293,7 +292,7 @@ func newLabStopCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withSession(cmd, g, &f, func(r *runCtx) error {
-				st, err := r.m.Stop(cmd.Context(), r.id, "stopped by the learner", r.progress)
+				st, err := r.l.Stop(cmd.Context(), r.id, "stopped by the learner", r.progress)
 				if err != nil {
 					return err
 				}

@@ -12,10 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"oplab.dev/oplab/internal/app"
-	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
-	"oplab.dev/oplab/internal/store"
 )
 
 // offlineLearner is the learner of sessions started from the command
@@ -46,7 +44,7 @@ func (g *globals) open(ctx context.Context) (*app.App, error) {
 }
 
 // openCourse builds the application layer on the course in src.
-func (g *globals) openCourse(ctx context.Context, src course.Sources) (*app.App, error) {
+func (g *globals) openCourse(ctx context.Context, src app.CourseSource) (*app.App, error) {
 	c := g.config()
 	c.Course = src
 	return app.Open(ctx, c)
@@ -68,7 +66,7 @@ type localStatus struct {
 
 // Status reads session id with its kubeconfig's path.
 func (l *local) Status(ctx context.Context, id string) (*localStatus, error) {
-	st, err := l.Sessions.Status(ctx, id)
+	st, err := l.App.Status(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +76,7 @@ func (l *local) Status(ctx context.Context, id string) (*localStatus, error) {
 func (l *local) withPath(ctx context.Context, st *session.Status) *localStatus {
 	ls := &localStatus{Status: *st}
 	if st.ClusterLive {
-		ls.Kubeconfig, _ = l.Sessions.KubeconfigPath(ctx, st.ID)
+		ls.Kubeconfig, _ = l.KubeconfigPath(ctx, st.ID)
 	}
 	return ls
 }
@@ -101,7 +99,7 @@ func (g *globals) sessionsOn(ctx context.Context, c app.Config) (l *local, close
 // active session, or else their newest one, with errors that say what to
 // do.
 func resolve(ctx context.Context, l *local, id string) (string, error) {
-	got, err := l.Sessions.Resolve(ctx, offlineLearner, "", id)
+	got, err := l.Resolve(ctx, offlineLearner, "", id)
 	return got, explainResolve(err, id)
 }
 
@@ -148,20 +146,19 @@ func lang(st *session.Status) locale.Lang {
 	return locale.En
 }
 
-// healSessions fails the sessions that an oplab which is gone left
-// provisioning (deleting their clusters) and finishes interrupted stops,
-// before the clusters are listed; it does nothing where no session was
-// ever stored.
-func (g *globals) healSessions(ctx context.Context) {
-	if _, err := os.Stat(filepath.Join(g.dataDir, store.FileName)); err != nil {
+// repair does what an oplab that stopped uncleanly left half-done (see
+// App.Recover: the same start-up repair a server does), before the
+// clusters are listed; it does nothing where no session was ever stored.
+func (g *globals) repair(ctx context.Context) {
+	if _, err := os.Stat(filepath.Join(g.dataDir, app.StoreFile)); err != nil {
 		return
 	}
-	m, closeStore, err := g.sessions(ctx)
+	a, err := g.open(ctx)
 	if err != nil {
 		return
 	}
-	defer closeStore()
-	if err := m.Sessions.Heal(ctx, ""); err != nil {
-		g.logger().Warn("heal sessions", "err", err)
+	defer a.Close()
+	if _, err := a.Recover(ctx); err != nil {
+		g.logger().Warn("repair sessions", "err", err)
 	}
 }

@@ -46,7 +46,7 @@ func newLogsCmd(g *globals) *cobra.Command {
 				// While the learner follows the log and repairs, the goals
 				// are watched: the time to recovery is when the cluster
 				// recovered, not when the check ran.
-				w := m.Sessions.Watcher(session.WatchOptions{Learner: offlineLearner})
+				w := m.WatchGoals(session.WatchOptions{Learner: offlineLearner})
 				w.Start(cmd.Context())
 				defer w.Stop()
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/app"
 )
 
 func newOperatorCmd(g *globals) *cobra.Command {
@@ -25,16 +25,13 @@ pod's log (kubectl logs -n oplab-system deploy/pg-operator).`,
 	return cmd
 }
 
-// installer returns the installer for the --cluster flag's cluster.
-func (g *globals) installer(clusterName string, timeout time.Duration) (*install.Installer, error) {
+// clustersFor returns the cluster commands' layer for the --cluster flag's
+// cluster.
+func (g *globals) clustersFor(clusterName string) (*app.Clusters, error) {
 	if clusterName == "" {
 		return nil, fmt.Errorf("give the cluster with --cluster NAME")
 	}
-	p, err := g.provider()
-	if err != nil {
-		return nil, err
-	}
-	return install.ForCluster(p, clusterName, g.binDir, install.Options{Logger: g.logger(), Timeout: timeout})
+	return g.provider()
 }
 
 func newOperatorInstallCmd(g *globals) *cobra.Command {
@@ -48,14 +45,14 @@ func newOperatorInstallCmd(g *globals) *cobra.Command {
 		Example: `  oplab operator install --cluster alice`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := g.installer(clusterName, timeout)
+			c, err := g.clustersFor(clusterName)
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "Installing pg-operator into cluster %q\n", clusterName)
 			start := time.Now()
-			res, err := in.Install(cmd.Context())
+			res, err := c.InstallOperator(cmd.Context(), clusterName, timeout)
 			if err != nil {
 				return fmt.Errorf("install operator into cluster %q: %w", clusterName, err)
 			}
@@ -72,7 +69,7 @@ func newOperatorInstallCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster to install into")
-	cmd.Flags().DurationVar(&timeout, "timeout", install.DefaultTimeout, "how long to wait for the operator to be ready")
+	cmd.Flags().DurationVar(&timeout, "timeout", app.DefaultOperatorTimeout, "how long to wait for the operator to be ready")
 	return cmd
 }
 
@@ -86,11 +83,11 @@ func newOperatorUninstallCmd(g *globals) *cobra.Command {
 		Short: "Stop the operator and remove it (the CRD and PostgresClusters stay)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			in, err := g.installer(clusterName, timeout)
+			c, err := g.clustersFor(clusterName)
 			if err != nil {
 				return err
 			}
-			if err := in.Uninstall(cmd.Context()); err != nil {
+			if err := c.UninstallOperator(cmd.Context(), clusterName, timeout); err != nil {
 				return fmt.Errorf("uninstall operator from cluster %q: %w", clusterName, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "pg-operator uninstalled from cluster %q.\n", clusterName)
@@ -98,7 +95,7 @@ func newOperatorUninstallCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster to uninstall from")
-	cmd.Flags().DurationVar(&timeout, "timeout", install.DefaultTimeout, "how long to wait for the removal")
+	cmd.Flags().DurationVar(&timeout, "timeout", app.DefaultOperatorTimeout, "how long to wait for the removal")
 	return cmd
 }
 
@@ -113,18 +110,11 @@ func newOperatorLogsCmd(g *globals) *cobra.Command {
 		Example: `  oplab operator logs --cluster alice -f`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if clusterName == "" {
-				return fmt.Errorf("give the cluster with --cluster NAME")
-			}
-			p, err := g.provider()
+			c, err := g.clustersFor(clusterName)
 			if err != nil {
 				return err
 			}
-			cfg, err := p.RESTConfig(clusterName)
-			if err != nil {
-				return err
-			}
-			return install.Logs(cmd.Context(), cfg, cmd.OutOrStdout(), follow)
+			return c.OperatorLog(cmd.Context(), clusterName, cmd.OutOrStdout(), follow)
 		},
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster whose operator to read")

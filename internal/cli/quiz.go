@@ -50,11 +50,11 @@ course-wide quiz (course) is taken without a session and recorded nowhere.`,
 				return err
 			}
 			defer a.Close()
-			q, err := a.Course.Quiz(args[0])
+			q, err := a.Quiz(args[0])
 			if err != nil {
 				return err
 			}
-			id, err := a.Sessions.QuizSession(cmd.Context(), offlineLearner, f.id, q.ID)
+			id, err := a.QuizSession(cmd.Context(), offlineLearner, f.id, q.ID)
 			if err != nil {
 				return quizSessionErr(err, f.id)
 			}
@@ -65,7 +65,7 @@ course-wide quiz (course) is taken without a session and recorded nowhere.`,
 			}
 			s := newStyle(prompts)
 			if id != "" {
-				v, err := a.Sessions.QuizView(cmd.Context(), id)
+				v, err := a.QuizView(cmd.Context(), id)
 				if err != nil {
 					return err
 				}
@@ -77,9 +77,9 @@ course-wide quiz (course) is taken without a session and recorded nowhere.`,
 			}
 			var res *quiz.Outcome
 			if id != "" {
-				res, err = a.Sessions.Quiz(cmd.Context(), id, q.ID, answers)
+				res, err = a.Answer(cmd.Context(), id, q.ID, answers)
 			} else {
-				res, err = a.Sessions.GradeQuiz(cmd.Context(), q.ID, answers)
+				res, err = a.GradeQuiz(cmd.Context(), q.ID, answers)
 			}
 			if err != nil {
 				return err

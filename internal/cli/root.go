@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"oplab.dev/oplab/internal/app"
-	"oplab.dev/oplab/internal/cluster"
 )
 
 // Streams are the program's standard streams.
@@ -71,7 +70,7 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f := root.PersistentFlags()
 	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
-	f.StringVar(&g.providerName, "provider", cluster.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
+	f.StringVar(&g.providerName, "provider", app.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClassCmd(g),
@@ -95,9 +94,10 @@ func (g *globals) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.streams.ErrOut, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// provider returns the cluster provider chosen and configured by the flags.
-func (g *globals) provider() (*cluster.Provider, error) {
-	return app.NewProvider(g.config())
+// provider returns the cluster commands' layer on the provider the flags
+// choose.
+func (g *globals) provider() (*app.Clusters, error) {
+	return app.OpenClusters(g.config())
 }
 
 // defaultDataDir is $OPLAB_DATA, else $XDG_DATA_HOME/oplab, else

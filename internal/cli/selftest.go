@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/cluster"
-	"oplab.dev/oplab/internal/course"
-	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -41,10 +39,10 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 			if output != "" && output != "json" {
 				return fmt.Errorf("unknown output format %q: use json, or leave it out for text", output)
 			}
-			var src course.Sources
+			var src app.CourseSource
 			if path != "" {
 				var err error
-				if src, err = course.Find(path); err != nil {
+				if src, err = app.FindCourse(path); err != nil {
 					return err
 				}
 			}
@@ -58,17 +56,17 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 			if output == "" {
 				steps := progressPrinter(out)
 				var once sync.Once
-				o.ClusterProgress = func(st cluster.Step) {
+				o.ClusterProgress = func(st app.ClusterStep) {
 					once.Do(func() { fmt.Fprintln(out, "Creating a cluster for the self-test") })
 					steps(st)
 				}
 				o.Progress = selftestPrinter(out)
 				o.LabStarted = func(id string) { fmt.Fprintf(out, "Self-testing lab %s\n", id) }
-				o.LabDone = func(rep *engine.SelfTestReport) { printSelftest(out, rep) }
+				o.LabDone = func(rep *app.SelfTestReport) { printSelftest(out, rep) }
 			}
-			run, err := a.Sessions.SelfTest(cmd.Context(), o)
+			run, err := a.SelfTest(cmd.Context(), o)
 			if run != nil && run.Kept && output == "" {
-				if kc, kerr := a.Clusters.KubeconfigPath(run.Cluster); kerr == nil {
+				if kc, kerr := a.ClusterKubeconfig(run.Cluster); kerr == nil {
 					fmt.Fprintf(out, "Cluster %s kept: kubectl --kubeconfig %s get pgc\n", run.Cluster, shellQuote(kc))
 				}
 			}
@@ -97,8 +95,8 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 }
 
 // selftestPrinter prints each finished step of a self-test.
-func selftestPrinter(w io.Writer) engine.Progress {
-	return func(s engine.Step) {
+func selftestPrinter(w io.Writer) app.SelfTestProgress {
+	return func(s app.SelfTestStep) {
 		if !s.Done {
 			return
 		}
@@ -114,7 +112,7 @@ func selftestPrinter(w io.Writer) engine.Progress {
 	}
 }
 
-func printSelftest(w io.Writer, rep *engine.SelfTestReport) {
+func printSelftest(w io.Writer, rep *app.SelfTestReport) {
 	verdict := "PASS"
 	if !rep.Passed {
 		verdict = "FAIL"

@@ -9,10 +9,7 @@ import (
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/app/webapp"
-	"oplab.dev/oplab/internal/console"
-	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
-	"oplab.dev/oplab/web"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -22,7 +19,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		expire session.ExpireOptions
 		warm   app.PoolOptions
 		admit  app.Admission
-		limits console.Limits
+		limits app.ConsoleLimits
 		// insecure serves strangers even where their clusters cannot be
 		// contained.
 		insecure bool
@@ -62,8 +59,8 @@ machine's own learner on loopback, without classes, unless
 				return fmt.Errorf("listen on %s: %w", addr, err)
 			}
 			bound := ln.Addr().String()
-			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir, Web: web.FS,
-				Hosts: server.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving,
+			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir,
+				Hosts: webapp.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving,
 				// Sessions an oplab left behind when it stopped are failed
 				// and their clusters deleted before anyone is served.
 				Repaired: func(rep session.RecoverReport) {
@@ -78,7 +75,7 @@ machine's own learner on loopback, without classes, unless
 			defer closeServer()
 			base := "http://" + signInHost(bound, hosts)
 			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\nInstructors sign in at %s/instructor/login (add one with: oplab instructor add NAME)\n", base, s.SignInURL(base), base)
-			return server.ListenAndServe(ctx, ln, s)
+			return webapp.ListenAndServe(ctx, ln, s)
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
@@ -87,8 +84,8 @@ machine's own learner on loopback, without classes, unless
 	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
 	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")
 	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
-	cmd.Flags().IntVar(&limits.Commands, "console-commands", console.DefaultMaxCommands, "console commands one learner may run at once; one more is refused until one ends")
-	cmd.Flags().IntVar(&limits.Follows, "console-follows", console.DefaultMaxFollows, "of those, commands that keep running (get -w, logs -f, rollout status, wait) one learner may have open at once")
+	cmd.Flags().IntVar(&limits.Commands, "console-commands", app.DefaultConsoleCommands, "console commands one learner may run at once; one more is refused until one ends")
+	cmd.Flags().IntVar(&limits.Follows, "console-follows", app.DefaultConsoleFollows, "of those, commands that keep running (get -w, logs -f, rollout status, wait) one learner may have open at once")
 	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd
 }

@@ -140,7 +140,7 @@ func TestServeSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	sessions, err := a.Sessions.Sessions(context.Background(), app.LocalLearner)
+	sessions, err := a.SessionList(context.Background(), app.LocalLearner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestServeSurvivesKill9(t *testing.T) {
 	for _, s := range sessions {
 		if s.Lab == "rbac" {
 			rbac = append(rbac, s.ID)
-			if got, _ := a.Sessions.Status(context.Background(), s.ID); got == nil || got.State != session.Failed || !strings.Contains(got.Error, "stopped while starting") {
+			if got, _ := a.Status(context.Background(), s.ID); got == nil || got.State != session.Failed || !strings.Contains(got.Error, "stopped while starting") {
 				t.Errorf("the start killed half-way: got %+v, want failed, saying it stopped while starting", got)
 			}
 		}

@@ -37,7 +37,7 @@ func BenchmarkBrowserStartWarm(b *testing.B) {
 	s := newSiteWith(b, ServerConfig{Warm: app.PoolOptions{Sizes: map[string]int{"failover": 1}, Every: 100 * time.Millisecond}})
 	benchStarts(b, s, func() {
 		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			if ready, _, err := s.app.Sessions.Warm(context.Background(), "", "failover"); err == nil && ready > 0 {
+			if ready, _, err := s.app.Warm(context.Background(), "", "failover"); err == nil && ready > 0 {
 				return
 			} else if time.Now().After(deadline) {
 				b.Fatalf("no warm session in 3 minutes: %v", err)

@@ -30,7 +30,7 @@ import (
 func TestBrowserRunsAClass(t *testing.T) {
 	s := newSite(t)
 	ctx := context.Background()
-	if _, err := s.app.Classes.AddInstructor(ctx, "ada", "ada-password", false); err != nil {
+	if _, err := s.app.AddInstructor(ctx, "ada", "ada-password", false); err != nil {
 		t.Fatal(err)
 	}
 	var errs bt.Errors
@@ -68,7 +68,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 		chromedp.WaitVisible(`#classes tr[data-class="morning"].saved`),
 		bt.TextContains(`#saved-note`, "Join code"),
 		sh.Take("created"))
-	c, err := s.app.Classes.Get(ctx, class.LocalAdmin(), "morning")
+	c, err := s.app.Class(ctx, class.LocalAdmin(), "morning")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 		chromedp.Click(`#classes tr[data-class="morning"] a.edit-link`),
 		chromedp.WaitVisible(`#edit-morning form`))
 	six := 6
-	if _, err := s.app.Classes.Edit(ctx, class.LocalAdmin(), "morning", class.Changes{Capacity: &six}); err != nil {
+	if _, err := s.app.EditClass(ctx, class.LocalAdmin(), "morning", class.Changes{Capacity: &six}); err != nil {
 		t.Fatal(err)
 	}
 	step(ada, "a stale edit says the class changed meanwhile", 30*time.Second,
@@ -219,13 +219,13 @@ func join(t *testing.T, ctx context.Context, s *site, sh *bt.Shots, code, name s
 // name.
 func activeSessionOf(t *testing.T, s *site, name string) string {
 	t.Helper()
-	ms, err := s.app.Classes.Members(context.Background(), class.LocalAdmin(), "morning")
+	ms, err := s.app.Members(context.Background(), class.LocalAdmin(), "morning")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
 		if m.Name == name {
-			list, err := s.app.Sessions.Sessions(context.Background(), m.Learner)
+			list, err := s.app.SessionList(context.Background(), m.Learner)
 			if err != nil {
 				t.Fatal(err)
 			}

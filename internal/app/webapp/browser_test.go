@@ -242,7 +242,7 @@ func checkUntilPassed() chromedp.Action[chromedp.Void] {
 // activeSession returns the id of the local learner's active session.
 func activeSession(t *testing.T, s *site) string {
 	t.Helper()
-	list, err := s.app.Sessions.Sessions(context.Background(), app.LocalLearner)
+	list, err := s.app.SessionList(context.Background(), app.LocalLearner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +259,7 @@ func activeSession(t *testing.T, s *site) string {
 // timeline.
 func recovered(t *testing.T, s *site, id, exercise string) session.Event {
 	t.Helper()
-	evs, err := s.app.Sessions.Timeline(context.Background(), id, 0)
+	evs, err := s.app.Timeline(context.Background(), id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func recovered(t *testing.T, s *site, id, exercise string) session.Event {
 // command line.
 func hasConsoleEvent(t *testing.T, s *site, id, line string) bool {
 	t.Helper()
-	evs, err := s.app.Sessions.Timeline(context.Background(), id, 0)
+	evs, err := s.app.Timeline(context.Background(), id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func checkFromTerminal(t *testing.T, s *site) {
 // question about the cluster, what the cluster view showed.
 func answerQuiz(t *testing.T, s *site, ctx context.Context, primary string) {
 	t.Helper()
-	q, err := s.app.Course.Quiz("failover")
+	q, err := s.app.Quiz("failover")
 	if err != nil {
 		t.Fatal(err)
 	}

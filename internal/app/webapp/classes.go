@@ -15,7 +15,7 @@ func (w *Web) Join(ctx context.Context, client, code, name string) (*server.Memb
 	if err := w.classesServed(); err != nil {
 		return nil, err
 	}
-	j, err := w.a.Classes.Join(ctx, client, code, name)
+	j, err := w.a.Join(ctx, client, code, name)
 	if err != nil {
 		return nil, joinErr(w.counted(err))
 	}
@@ -27,7 +27,7 @@ func (w *Web) Rejoin(ctx context.Context, client, code string) (*server.Member, 
 	if err := w.classesServed(); err != nil {
 		return nil, err
 	}
-	j, err := w.a.Classes.Rejoin(ctx, client, code)
+	j, err := w.a.Rejoin(ctx, client, code)
 	if err != nil {
 		return nil, joinErr(w.counted(err))
 	}

@@ -30,10 +30,10 @@ func TestClassRefusalsReachTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := a.Classes.AddInstructor(ctx, "ada", "correct horse battery", false); err != nil {
+	if _, err := a.AddInstructor(ctx, "ada", "correct horse battery", false); err != nil {
 		t.Fatal(err)
 	}
-	c, err := a.Classes.Create(ctx, class.LocalAdmin(), class.Spec{Name: "morning", Labs: []string{"rbac", "failover"}, Capacity: 1})
+	c, err := a.CreateClass(ctx, class.LocalAdmin(), class.Spec{Name: "morning", Labs: []string{"rbac", "failover"}, Capacity: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestClassRefusalsReachTheServer(t *testing.T) {
 	if _, err := w.Start(ctx, m.Learner, "quota", "en", nil); reason(err) != server.RefusalNotInClass {
 		t.Errorf("start a lab the class does not run: got %s, want %s", reason(err), server.RefusalNotInClass)
 	}
-	if _, err := a.Classes.Close(ctx, class.LocalAdmin(), "morning"); err != nil {
+	if _, err := a.CloseClass(ctx, class.LocalAdmin(), "morning"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Start(ctx, m.Learner, "rbac", "en", nil); reason(err) != server.RefusalClosed {

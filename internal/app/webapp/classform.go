@@ -23,7 +23,7 @@ func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.Cl
 	if err != nil {
 		return nil, classErr(err)
 	}
-	c, err := w.a.Classes.Create(ctx, actor(in), sp)
+	c, err := w.a.CreateClass(ctx, actor(in), sp)
 	if err != nil {
 		return nil, classErr(err)
 	}
@@ -45,7 +45,7 @@ func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, 
 		return nil, classErr(err)
 	}
 	ch.NewCode, ch.Reopen, ch.Version = f.NewCode, f.Reopen, f.Version
-	c, err := w.a.Classes.Edit(ctx, actor(in), name, ch)
+	c, err := w.a.EditClass(ctx, actor(in), name, ch)
 	if err != nil {
 		return nil, classErr(err)
 	}

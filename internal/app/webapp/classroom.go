@@ -41,7 +41,7 @@ func classErr(err error) error {
 // SignInInstructor checks an instructor's name and password and records
 // their sign-in (see class.Service.SignInInstructor).
 func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*server.SignIn, error) {
-	si, err := w.a.Classes.SignInInstructor(ctx, class.Attempt{Client: cr.Client, Name: cr.Name, Password: cr.Password, Device: cr.Device})
+	si, err := w.a.SignInInstructor(ctx, class.Attempt{Client: cr.Client, Name: cr.Name, Password: cr.Password, Device: cr.Device})
 	if err != nil {
 		return nil, classErr(w.counted(err))
 	}
@@ -50,7 +50,7 @@ func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*ser
 
 // Classes lists the classes the instructor runs.
 func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.ClassEntry, error) {
-	cs, err := w.a.Classes.List(ctx, actor(in))
+	cs, err := w.a.Classes(ctx, actor(in))
 	if err != nil {
 		return nil, classErr(err)
 	}
@@ -162,7 +162,7 @@ func (w *Web) ClassesChanged() { w.rt.ClassesChanged() }
 
 // CloseClass closes the class.
 func (w *Web) CloseClass(ctx context.Context, in server.Instructor, name string) error {
-	_, err := w.a.Classes.Close(ctx, actor(in), name)
+	_, err := w.a.CloseClass(ctx, actor(in), name)
 	if err == nil {
 		w.rt.ClassesChanged() // its warm sessions go now
 	}
@@ -171,7 +171,7 @@ func (w *Web) CloseClass(ctx context.Context, in server.Instructor, name string)
 
 // Export writes the class's results as CSV.
 func (w *Web) Export(ctx context.Context, in server.Instructor, name string, out io.Writer) error {
-	return classErr(w.a.Classes.Export(ctx, actor(in), name, out))
+	return classErr(w.a.ExportClass(ctx, actor(in), name, out))
 }
 
 var _ server.Classroom = (*Web)(nil)

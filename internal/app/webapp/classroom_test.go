@@ -28,15 +28,15 @@ func TestClassroomReachesTheServer(t *testing.T) {
 	}
 	defer w.Close()
 	for _, n := range []string{"ada", "bob"} {
-		if _, err := a.Classes.AddInstructor(ctx, n, "correct horse battery", false); err != nil {
+		if _, err := a.AddInstructor(ctx, n, "correct horse battery", false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c, err := a.Classes.Create(ctx, class.Actor{Name: "ada"}, class.Spec{Name: "morning", Labs: []string{"failover"}})
+	c, err := a.CreateClass(ctx, class.Actor{Name: "ada"}, class.Spec{Name: "morning", Labs: []string{"failover"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Classes.Join(ctx, "10.0.0.1", c.JoinCode, "Alice"); err != nil {
+	if _, err := a.Join(ctx, "10.0.0.1", c.JoinCode, "Alice"); err != nil {
 		t.Fatal(err)
 	}
 

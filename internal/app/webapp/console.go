@@ -17,7 +17,7 @@ import (
 // among its learner's commands: over the console's caps it is refused
 // (console.ErrTooMany) like any refused line.
 func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) error {
-	t, err := w.a.Sessions.ConsoleTarget(ctx, id)
+	t, err := w.a.ConsoleTarget(ctx, id)
 	if err != nil {
 		return webErr(err)
 	}
@@ -39,7 +39,7 @@ func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) er
 
 // Complete completes a console line from the session's cluster.
 func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion, error) {
-	t, err := w.a.Sessions.ConsoleTarget(ctx, id)
+	t, err := w.a.ConsoleTarget(ctx, id)
 	if err != nil {
 		return server.Completion{}, webErr(err)
 	}
@@ -59,7 +59,7 @@ func (w *Web) record(ctx context.Context, id, line string, res *console.Result, 
 	case res != nil:
 		d.ExitCode = res.ExitCode
 	}
-	if rerr := w.a.Sessions.RecordConsole(context.WithoutCancel(ctx), id, d); rerr != nil {
+	if rerr := w.a.RecordConsole(context.WithoutCancel(ctx), id, d); rerr != nil {
 		w.log.Warn("record a console command", "session", id, "err", rerr)
 	}
 }

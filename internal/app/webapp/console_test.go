@@ -40,11 +40,11 @@ func newConsoleSession(t *testing.T) consoleSession {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	st, err := a.Sessions.Start(ctx, session.StartOptions{Learner: app.LocalLearner, Lab: "rbac"}, nil)
+	st, err := a.Start(ctx, session.StartOptions{Learner: app.LocalLearner, Lab: "rbac"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = a.Sessions.Stop(ctx, st.ID, "the test ended", nil) })
+	t.Cleanup(func() { _, _ = a.Stop(ctx, st.ID, "the test ended", nil) })
 	w, err := New(ctx, a, Options{BinDir: bin})
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ func TestConsoleSecretsMasked(t *testing.T) {
 		t.Errorf("the secret's password in the cluster: got %q, want %q", got, patched)
 	}
 
-	evs, err := s.app.Sessions.Timeline(context.Background(), s.id, 0)
+	evs, err := s.app.Timeline(context.Background(), s.id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestConsoleCapsPerLearner(t *testing.T) {
 	if out, err := s.run(t, "kubectl get pods -A"); err != nil {
 		t.Errorf("a command that ends, beside two watches: got %v (%s), want it run", err, out)
 	}
-	evs, err := s.app.Sessions.Timeline(context.Background(), s.id, 0)
+	evs, err := s.app.Timeline(context.Background(), s.id, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,18 +21,18 @@ func TestHousekeepingExpiresIdleSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	st, err := a.Sessions.Start(ctx, session.StartOptions{Learner: app.LocalLearner, Lab: "rbac"}, nil)
+	st, err := a.Start(ctx, session.StartOptions{Learner: app.LocalLearner, Lab: "rbac"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = a.Sessions.Stop(ctx, st.ID, "the test ended", nil) })
+	t.Cleanup(func() { _, _ = a.Stop(ctx, st.ID, "the test ended", nil) })
 	w, err := New(ctx, a, Options{Expire: session.ExpireOptions{Idle: 2 * time.Second}, HousekeepingEvery: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		got, err := a.Sessions.Status(ctx, st.ID)
+		got, err := a.Status(ctx, st.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,10 +121,10 @@ func runClass(t testing.TB, s *site, n int, spread time.Duration) loadgen.Report
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	if _, err := s.app.Classes.AddInstructor(ctx, "teacher", "correct horse battery", false); err != nil {
+	if _, err := s.app.AddInstructor(ctx, "teacher", "correct horse battery", false); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.app.Classes.Create(ctx, class.Actor{Name: "teacher"}, class.Spec{Name: "load", Labs: []string{"failover"}})
+	c, err := s.app.CreateClass(ctx, class.Actor{Name: "teacher"}, class.Spec{Name: "load", Labs: []string{"failover"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func waitWarm(b *testing.B, s *site, n int) {
 	b.Helper()
 	began := time.Now()
 	for deadline := began.Add(20 * time.Minute); ; time.Sleep(time.Second) {
-		ready, _, err := s.app.Sessions.Warm(context.Background(), "", "failover")
+		ready, _, err := s.app.Warm(context.Background(), "", "failover")
 		if err == nil && ready >= n {
 			b.Logf("warm pool of %d ready in %s", n, time.Since(began).Round(time.Second))
 			return

@@ -41,11 +41,11 @@ func TestQuizReachesTheServer(t *testing.T) {
 		State: "completed", Lang: "en", Data: []byte("{}"), Created: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	q, err := a.Course.Quiz("failover")
+	q, err := a.Quiz("failover")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rbac, err := a.Course.Quiz("rbac")
+	rbac, err := a.Quiz("rbac")
 	if err != nil {
 		t.Fatal(err)
 	}

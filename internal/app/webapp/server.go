@@ -5,12 +5,14 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"net"
 	"path/filepath"
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/web"
 )
 
 // ServerConfig is what a single-user server needs beside the App.
@@ -21,7 +23,8 @@ type ServerConfig struct {
 	ConsoleLimits console.Limits
 	// DataDir holds the server's own files (its cookie key).
 	DataDir string
-	// Web holds the templates, static files and messages.
+	// Web holds the templates, static files and messages; web.FS, built
+	// into oplab, when nil.
 	Web fs.FS
 	// Hosts are the host names the server answers to (see server.Hosts).
 	Hosts  []string
@@ -42,6 +45,9 @@ type ServerConfig struct {
 // sessions; the console, the live streams and /metrics are mounted. close
 // stops the server, then the console and the streams.
 func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Server, close func() error, err error) {
+	if c.Web == nil {
+		c.Web = web.FS
+	}
 	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving})
 	if err != nil {
 		return nil, nil, err
@@ -56,4 +62,13 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 		return nil, nil, errors.Join(err, w.Close())
 	}
 	return s, func() error { s.Close(); return w.Close() }, nil
+}
+
+// Hosts are the Host headers a server bound to bound answers, with the
+// other names it is reached by (see server.Hosts).
+func Hosts(bound string, other ...string) []string { return server.Hosts(bound, other...) }
+
+// ListenAndServe serves s on ln until ctx ends, then shuts it down.
+func ListenAndServe(ctx context.Context, ln net.Listener, s *server.Server) error {
+	return server.ListenAndServe(ctx, ln, s)
 }

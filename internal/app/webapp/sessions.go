@@ -47,7 +47,7 @@ func (w *Web) Catalogue(ctx context.Context, learner, l string) ([]server.LabEnt
 
 // Lab renders a lab's lesson and instructions in a language, once.
 func (w *Web) Lab(_ context.Context, id, l string) (*server.LabView, error) {
-	lb, err := w.a.Course.Lab(id)
+	lb, err := w.a.Lab(id)
 	if err != nil {
 		return nil, classified{err, server.ErrNotFound}
 	}
@@ -60,7 +60,7 @@ func (w *Web) Lab(_ context.Context, id, l string) (*server.LabView, error) {
 	lg := webLang(l)
 	v := &server.LabView{ID: id, Title: lb.Title.In(lg), Summary: lb.Summary.In(lg), Quiz: lb.Quiz}
 	for _, pid := range lb.Lesson {
-		p, errs := w.render.Load(w.a.Course.Sources.Content, lg, pid)
+		p, errs := w.render.Load(w.a.Content(), lg, pid)
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("lesson %s: %w", pid, errors.Join(errs...))
 		}
@@ -84,7 +84,7 @@ func ref(id, learner, lab string, state session.State, exercise int, created tim
 
 // LabSession returns the session lab's page shows (see session.Manager.Resolve).
 func (w *Web) LabSession(ctx context.Context, learner, lab string) (*server.SessionRef, error) {
-	id, err := w.a.Sessions.Resolve(ctx, learner, lab, "")
+	id, err := w.a.Resolve(ctx, learner, lab, "")
 	if errors.Is(err, session.ErrNoSession) {
 		return nil, classified{err, server.ErrNotFound}
 	}
@@ -96,7 +96,7 @@ func (w *Web) LabSession(ctx context.Context, learner, lab string) (*server.Sess
 
 // Session returns a session's owner and place.
 func (w *Web) Session(ctx context.Context, id string) (*server.SessionRef, error) {
-	st, err := w.a.Sessions.Status(ctx, id)
+	st, err := w.a.Status(ctx, id)
 	if err != nil {
 		return nil, webErr(err)
 	}
@@ -135,7 +135,7 @@ func status[T any](v *T, err error) (any, error) {
 }
 
 func (w *Web) Status(ctx context.Context, id string) (any, error) {
-	return status(w.a.Sessions.Status(ctx, id))
+	return status(w.a.Status(ctx, id))
 }
 
 func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server.Update)) (any, error) {
@@ -155,7 +155,7 @@ func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server
 	case errors.Is(err, session.ErrUnknownLab), errors.Is(err, session.ErrActive):
 		// Refused before any provisioning: nothing to time.
 	default:
-		w.rt.Metrics().ObserveProvisioning(w.a.Clusters.Info().Name, time.Since(began), err)
+		w.rt.Metrics().ObserveProvisioning(w.a.ProviderInfo().Name, time.Since(began), err)
 	}
 	if err == nil {
 		w.rt.Started() // the start may have taken a warm session
@@ -164,15 +164,15 @@ func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server
 }
 
 func (w *Web) Chaos(ctx context.Context, id, exercise string, p func(server.Update)) (any, error) {
-	return status(w.a.Sessions.Chaos(ctx, id, exercise, progress(p)))
+	return status(w.a.Chaos(ctx, id, exercise, progress(p)))
 }
 
 func (w *Web) Check(ctx context.Context, id string, p func(server.Update)) (any, error) {
 	began := time.Now()
-	res, err := w.a.Sessions.Check(ctx, id, progress(p))
+	res, err := w.a.Check(ctx, id, progress(p))
 	if res != nil || err != nil && !errors.Is(err, session.ErrNotFound) && !errors.Is(err, session.ErrOutOfOrder) {
 		lab := ""
-		if st, serr := w.a.Sessions.Status(ctx, id); serr == nil {
+		if st, serr := w.a.Status(ctx, id); serr == nil {
 			lab = st.Lab
 		}
 		w.rt.Metrics().ObserveCheck(lab, time.Since(began), res != nil && res.Passed, err)
@@ -181,19 +181,19 @@ func (w *Web) Check(ctx context.Context, id string, p func(server.Update)) (any,
 }
 
 func (w *Web) Hint(ctx context.Context, id string) (any, error) {
-	return status(w.a.Sessions.Hint(ctx, id))
+	return status(w.a.Hint(ctx, id))
 }
 
 func (w *Web) Reset(ctx context.Context, id string, p func(server.Update)) (any, error) {
-	return status(w.a.Sessions.Reset(ctx, id, progress(p)))
+	return status(w.a.Reset(ctx, id, progress(p)))
 }
 
 func (w *Web) Stop(ctx context.Context, id string, p func(server.Update)) (any, error) {
-	return status(w.a.Sessions.Stop(ctx, id, "stopped from the browser", progress(p)))
+	return status(w.a.Stop(ctx, id, "stopped from the browser", progress(p)))
 }
 
 func (w *Web) Timeline(ctx context.Context, id string, after int64) ([]server.Update, error) {
-	evs, err := w.a.Sessions.Timeline(ctx, id, after)
+	evs, err := w.a.Timeline(ctx, id, after)
 	if err != nil {
 		return nil, webErr(err)
 	}
@@ -208,26 +208,26 @@ func (w *Web) Timeline(ctx context.Context, id string, after int64) ([]server.Up
 
 // Quiz returns the quiz the session takes, as its learner may see it.
 func (w *Web) Quiz(ctx context.Context, id string) (*quiz.View, error) {
-	v, err := w.a.Sessions.QuizView(ctx, id)
+	v, err := w.a.QuizView(ctx, id)
 	return v, webErr(err)
 }
 
 // Answer grades a submission of the session's quiz.
 func (w *Web) Answer(ctx context.Context, id string, answers quiz.Answers) (*quiz.Outcome, error) {
-	out, err := w.a.Sessions.Quiz(ctx, id, "", answers)
+	out, err := w.a.Answer(ctx, id, "", answers)
 	return out, webErr(err)
 }
 
 func (w *Web) Summary(ctx context.Context, id, l string) (*server.SummaryView, error) {
-	st, err := w.a.Sessions.Status(ctx, id)
+	st, err := w.a.Status(ctx, id)
 	if err != nil {
 		return nil, webErr(err)
 	}
-	lb, err := w.a.Course.Lab(st.Lab)
+	lb, err := w.a.Lab(st.Lab)
 	if err != nil {
 		return nil, classified{err, server.ErrNotFound}
 	}
-	evs, err := w.a.Sessions.Timeline(ctx, id, 0)
+	evs, err := w.a.Timeline(ctx, id, 0)
 	if err != nil {
 		return nil, webErr(err)
 	}

@@ -12,7 +12,7 @@ import (
 // SignInLearner records a sign-in of learner (see
 // class.Service.SignInLearner).
 func (w *Web) SignInLearner(ctx context.Context, learner string) (*server.SignIn, error) {
-	si, err := w.a.Classes.SignInLearner(ctx, learner)
+	si, err := w.a.SignInLearner(ctx, learner)
 	if err != nil {
 		return nil, classErr(err)
 	}
@@ -22,7 +22,7 @@ func (w *Web) SignInLearner(ctx context.Context, learner string) (*server.SignIn
 // SignedIn returns a sign-in as it stands now (see
 // class.Service.SignedIn).
 func (w *Web) SignedIn(ctx context.Context, id string) (*server.SignIn, error) {
-	si, err := w.a.Classes.SignedIn(ctx, id)
+	si, err := w.a.SignedIn(ctx, id)
 	if errors.Is(err, class.ErrSignedOut) {
 		return nil, classified{err, server.ErrSignedOut}
 	}
@@ -34,7 +34,7 @@ func (w *Web) SignedIn(ctx context.Context, id string) (*server.SignIn, error) {
 
 // SignOut withdraws a sign-in.
 func (w *Web) SignOut(ctx context.Context, id string) error {
-	return w.a.Classes.SignOut(ctx, id)
+	return w.a.SignOut(ctx, id)
 }
 
 func signIn(si *class.SignIn) *server.SignIn {

@@ -78,7 +78,7 @@ func newSiteOf(t testing.TB, ac app.Config, c ServerConfig) *site {
 // keeps its cluster until then.
 func (s *site) stopSessions(t testing.TB, learner string) {
 	t.Helper()
-	list, err := s.app.Sessions.Sessions(context.Background(), learner)
+	list, err := s.app.SessionList(context.Background(), learner)
 	if err != nil {
 		t.Errorf("list sessions: %v", err)
 		return
@@ -86,7 +86,7 @@ func (s *site) stopSessions(t testing.TB, learner string) {
 	for _, ss := range list {
 		// Each stop has its own time: a class's thirty take minutes in all.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		if _, err := s.app.Sessions.Stop(ctx, ss.ID, "the test ended", nil); err != nil {
+		if _, err := s.app.Stop(ctx, ss.ID, "the test ended", nil); err != nil {
 			t.Errorf("stop session %s: %v", ss.ID, err)
 		}
 		cancel()
