@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,16 @@ func TestKindLifecycle(t *testing.T) {
 	}
 	if len(done) < 3 || !slices.Contains(done, "Waiting for the default ServiceAccount") {
 		t.Errorf("finished steps: got %q, want kind's steps and the ServiceAccount wait", done)
+	}
+	// Named by no variable (test-env.sh names none), the node image is the
+	// one `make images` built: a machine without a registry needs nothing
+	// more.
+	nodeImage := os.Getenv(cluster.KindNodeImageEnv)
+	if nodeImage == "" {
+		nodeImage = cluster.KindOfflineNodeImage
+	}
+	if want := "Ensuring node image (" + nodeImage + ")"; !slices.Contains(done, want) {
+		t.Errorf("finished steps: got %q, want %q", done, want)
 	}
 
 	st, err := c.Provider.Status(ctx, c.Name)
@@ -107,6 +118,45 @@ func TestKindLifecycle(t *testing.T) {
 	}
 	if _, err := c.Provider.Status(ctx, c.Name); !errors.Is(err, cluster.ErrNotFound) {
 		t.Errorf("status after delete: got %v, want ErrNotFound", err)
+	}
+}
+
+// TestKindNodeImageMissing, on the real engine: a node image the engine
+// lacks and cannot pull fails Create in one line that says to run `make
+// images` or set the variable, and starts nothing. Gated as the other kind
+// tests are; it makes no cluster.
+func TestKindNodeImageMissing(t *testing.T) {
+	clustertest.NewKindProvider(t) // the gate
+	const missing = "oplab.local/no-such-node:v0.0.0"
+	dir := t.TempDir()
+	p, err := cluster.NewProvider(cluster.ProviderWithKind(cluster.KindOptions{
+		DataDir: dir, NodeImage: missing, ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	name := clustertest.UniqueName("t")
+	err = p.Create(ctx, name)
+	if !errors.Is(err, cluster.ErrNoKindNodeImage) {
+		t.Fatalf("create: got %v, want ErrNoKindNodeImage", err)
+	}
+	msg := err.Error()
+	t.Logf("create: %s", msg)
+	for _, want := range []string{"has no " + missing, "run `make images`", cluster.KindNodeImageEnv} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("create: got %q, want it to say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("create: got %d lines, want one", strings.Count(msg, "\n")+1)
+	}
+	if _, err := p.Status(ctx, name); !errors.Is(err, cluster.ErrNotFound) {
+		t.Errorf("status after the failed create: got %v, want ErrNotFound", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("data dir has %d entries after a failed create, want 0", len(entries))
 	}
 }
 

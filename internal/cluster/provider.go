@@ -113,9 +113,11 @@ func ProviderWithEmbeddedOptions(o EmbeddedOptions) ProviderOption {
 type KindOptions struct {
 	// DataDir holds each cluster's kubeconfig under kind/<name>/.
 	DataDir string
-	// NodeImage is the node image of every cluster; DefaultKindNodeImage
-	// (upstream, pinned by digest) when empty. Sites without a registry use
-	// the image `make images` builds (KindOfflineNodeImage).
+	// NodeImage is the node image of every cluster. When empty, each
+	// create takes the image `make images` builds (KindOfflineNodeImage)
+	// if the engine has it, else DefaultKindNodeImage (upstream, pinned by
+	// digest), pulled when missing; a node image that is missing and
+	// cannot be pulled is ErrNoKindNodeImage.
 	NodeImage string
 	// ConfigPath, when set, names a kind cluster config that is the base
 	// of every cluster's config (machine-specific kubeadm and containerd
@@ -131,7 +133,16 @@ const DefaultKindNodeImage = kind.DefaultNodeImage
 
 // KindOfflineNodeImage is the node image `make images` builds without a
 // registry.
-const KindOfflineNodeImage = "oplab.local/kind-node:v1.36.1"
+const KindOfflineNodeImage = kind.OfflineNodeImage
+
+// KindNodeImageEnv names the variable that chooses the kind node image
+// (ProviderByName reads it).
+const KindNodeImageEnv = kind.NodeImageEnv
+
+// ErrNoKindNodeImage is returned (wrapped) by a kind create when the engine
+// has no node image and cannot pull one; its message says to run `make
+// images` or set KindNodeImageEnv.
+var ErrNoKindNodeImage = kind.ErrNoNodeImage
 
 // ErrNoEngine is returned (wrapped) by the kind backend when neither Docker
 // nor Podman runs; its message says what to install.
@@ -167,8 +178,9 @@ func DefaultProviderName() string {
 
 // ProviderByName selects the backend called name: "embedded" (binDir,
 // dataDir) or "kind" (dataDir; the node image from $OPLAB_KIND_NODE_IMAGE
-// and the base kind config from $OPLAB_KIND_CONFIG when set, as
-// hack/kind/env.sh prints them).
+// when set, else chosen at each create as KindOptions.NodeImage says, and
+// the base kind config from $OPLAB_KIND_CONFIG when set, as
+// hack/kind/env.sh prints it).
 func ProviderByName(name, binDir, dataDir string) ProviderOption {
 	switch name {
 	case ProviderEmbedded:
@@ -176,7 +188,7 @@ func ProviderByName(name, binDir, dataDir string) ProviderOption {
 	case ProviderKind:
 		return ProviderWithKind(KindOptions{
 			DataDir:    dataDir,
-			NodeImage:  os.Getenv("OPLAB_KIND_NODE_IMAGE"),
+			NodeImage:  os.Getenv(KindNodeImageEnv),
 			ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
 		})
 	default:

@@ -27,10 +27,12 @@ const SkipKindShort = "needs a kind cluster; -short"
 const kindSkipReason = "OPLAB_KIND_SKIP"
 
 // NewKindProvider returns a kind provider with a temporary data directory,
-// using the node image and base config of $OPLAB_KIND_NODE_IMAGE and
-// $OPLAB_KIND_CONFIG (as `make kind-env` prints them). It skips the test,
-// saying why, unless $OPLAB_KIND_TEST=1: kind tests need a container
-// engine and a node image, which `make test-kind` prepares where it can.
+// the base config of $OPLAB_KIND_CONFIG (as `make kind-env` prints it) and
+// the node image of $OPLAB_KIND_NODE_IMAGE, or when unset (as in `make
+// test-kind`) the one the provider picks: the image `make images` built.
+// It skips the test, saying why, under -short and unless $OPLAB_KIND_TEST=1:
+// kind tests need a container engine and a node image, which `make
+// test-kind` prepares where it can.
 func NewKindProvider(t testing.TB) (*cluster.Provider, string) {
 	t.Helper()
 	if testing.Short() {
@@ -45,7 +47,7 @@ func NewKindProvider(t testing.TB) (*cluster.Provider, string) {
 	data := t.TempDir()
 	p, err := cluster.NewProvider(cluster.ProviderWithKind(cluster.KindOptions{
 		DataDir:    data,
-		NodeImage:  os.Getenv("OPLAB_KIND_NODE_IMAGE"),
+		NodeImage:  os.Getenv(cluster.KindNodeImageEnv),
 		ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
 	}))
 	if err != nil {

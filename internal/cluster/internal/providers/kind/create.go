@@ -43,6 +43,11 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 	} else if ok {
 		return fmt.Errorf("%w: %q (delete it first, or choose another name)", providers.ErrAlreadyExists, name)
 	}
+	r := &reporter{progress: opts.Progress}
+	image, err := nodeImage(ctx, pullSteps{e, r}, e.bin, p.o.NodeImage)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(p.clusterDir(name), 0o700); err != nil {
 		return err
 	}
@@ -54,12 +59,11 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 			}
 		}
 	}()
-	r := &reporter{progress: opts.Progress}
 	kp := kindcluster.NewProvider(providerOption(e.bin), kindcluster.ProviderWithLogger(&stepLogger{next: kindLogger{p.logger}, onStep: r.kindStep}))
 	if err := p.runKind(ctx, func() error {
 		return kp.Create(kindName(name),
 			kindcluster.CreateWithV1Alpha4Config(cfg),
-			kindcluster.CreateWithNodeImage(p.o.NodeImage),
+			kindcluster.CreateWithNodeImage(image),
 			kindcluster.CreateWithKubeconfigPath(p.kubeconfig(name)),
 			kindcluster.CreateWithWaitForReady(readyTimeout),
 			kindcluster.CreateWithDisplayUsage(false),
@@ -67,7 +71,7 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 		)
 	}); err != nil {
 		r.fail(err)
-		return fmt.Errorf("create kind cluster %q with node image %s: %w%s", kindName(name), p.o.NodeImage, err, commandOutput(err))
+		return fmt.Errorf("create kind cluster %q with node image %s: %w%s", kindName(name), image, err, commandOutput(err))
 	}
 	r.finish()
 	return r.step("Waiting for the default ServiceAccount", func() error {

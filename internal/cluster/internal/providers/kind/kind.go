@@ -8,12 +8,13 @@
 // them. Each has a kubeconfig of its own under the data directory, so
 // oplab never edits the user's ~/.kube/config.
 //
-// The provider takes an explicit node image (DefaultNodeImage, pinned by
-// digest, where a registry is reachable; an image built offline by `make
-// images` elsewhere) and optionally a kind cluster config as the base of
-// every cluster's config: that is how a machine adds the kubeadm and
-// containerd patches it needs (see hack/kind/env.sh) without the provider
-// knowing about them.
+// The node image is the one configured or, when none is, the one `make
+// images` builds offline (OfflineNodeImage) if the engine has it, else the
+// upstream DefaultNodeImage, pinned by digest, where a registry is
+// reachable. A kind cluster config may be given as the base of every
+// cluster's config: that is how a machine adds the kubeadm and containerd
+// patches it needs (see hack/kind/env.sh) without the provider knowing
+// about them.
 package kind
 
 import (
@@ -52,8 +53,9 @@ type Options struct {
 	// DataDir holds one directory per cluster under kind/, with its
 	// kubeconfig.
 	DataDir string
-	// NodeImage is the node image of every cluster; DefaultNodeImage when
-	// empty.
+	// NodeImage is the node image of every cluster. When empty, each
+	// create takes OfflineNodeImage if the engine has it, else
+	// DefaultNodeImage.
 	NodeImage string
 	// ConfigPath, when set, names a kind cluster config (kind.x-k8s.io/
 	// v1alpha4) that is the base of every cluster's config; the provider
@@ -94,9 +96,6 @@ func New(o Options) (*Provider, error) {
 	case "", "docker", "podman":
 	default:
 		return nil, fmt.Errorf("unknown container engine %q: use docker or podman", o.Engine)
-	}
-	if o.NodeImage == "" {
-		o.NodeImage = DefaultNodeImage
 	}
 	if o.ConfigPath != "" {
 		if _, err := readBaseConfig(o.ConfigPath); err != nil {

@@ -108,9 +108,6 @@ containerdConfigPatches:
 	if got, want := cfg.Networking.APIServerPort, int32(16443); got != want {
 		t.Errorf("API server port: got %d, want %d", got, want)
 	}
-	if got, want := p.o.NodeImage, DefaultNodeImage; got != want {
-		t.Errorf("node image: got %q, want %q", got, want)
-	}
 }
 
 func TestNewRejectsBadInput(t *testing.T) {
