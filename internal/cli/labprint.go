@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -113,8 +114,12 @@ func printExercise(w io.Writer, s style, a *local, st *session.Status) error {
 	lg := lang(st)
 	fmt.Fprintf(w, "\n%s\n\n%s\n", s.bold(fmt.Sprintf("Exercise %d/%d: %s", st.Exercise+1, st.Exercises, ex.Title.In(lg))),
 		strings.TrimSpace(ex.Instructions.In(lg)))
-	next := "oplab lab chaos   (injects the fault; then repair it and run oplab lab check)"
-	if len(ex.Chaos) == 0 {
+	// The session says which steps it allows now.
+	next := "oplab lab status"
+	switch {
+	case slices.Contains(st.Actions, session.ActChaos) && len(ex.Chaos) > 0:
+		next = "oplab lab chaos   (injects the fault; then repair it and run oplab lab check)"
+	case slices.Contains(st.Actions, session.ActCheck):
 		next = "oplab lab check   (when you have done the task)"
 	}
 	fmt.Fprintf(w, "\nTime limit %s. Next: %s\n", ex.TimeLimit.Duration, next)
