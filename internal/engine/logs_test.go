@@ -9,11 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"oplab.dev/oplab/internal/oplog"
 )
 
-// TestFileLogs reads the previous run's log, then the current one, keeping
-// the lines at or after since; a missing file is empty.
-func TestFileLogs(t *testing.T) {
+// TestSinceFiles reads the previous run's log, then the current one,
+// keeping the lines at or after since; a missing file is empty.
+func TestSinceFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	previous, current := filepath.Join(dir, "previous.log"), filepath.Join(dir, "current.log")
@@ -30,7 +32,7 @@ func TestFileLogs(t *testing.T) {
 		"not a cri line at all\n"+
 		"2026-01-02T10:00:03Z stderr F forbidden: cannot update\n")
 	since := time.Date(2026, 1, 2, 10, 0, 1, 0, time.UTC)
-	got, err := FileLogs{filepath.Join(dir, "missing.log"), previous, current}.Lines(t.Context(), since)
+	got, err := Since{Log: oplog.Files{filepath.Join(dir, "missing.log"), previous, current}}.Lines(t.Context(), since)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/oplog"
 )
 
@@ -99,10 +100,10 @@ func New(t Target) (*Engine, error) {
 func (e *Engine) defaultLogs() LogSource {
 	if p := e.t.Provider; p != nil {
 		if loc, err := oplog.ForCluster(p, e.t.Cluster); err == nil {
-			return FileLogs(loc.Files())
+			return Since{Log: loc.Source()}
 		}
 	}
-	return PodLogs{Client: e.cs}
+	return Since{Log: install.PodLog{Config: e.cfg}}
 }
 
 // exercise returns the exercise of l called id.

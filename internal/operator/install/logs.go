@@ -21,6 +21,10 @@ import (
 // ErrNotInstalled is returned when the operator is not installed.
 var ErrNotInstalled = errors.New("operator not installed")
 
+// ErrNoOperatorPod: the operator's Deployment has no running pod (scaled
+// to zero, or starting).
+var ErrNoOperatorPod = errors.New("no running pod")
+
 // Logs copies the operator's log to w, as `kubectl logs -n oplab-system
 // deploy/pg-operator` does: from the newest pod of the Deployment (on the
 // embedded provider KWOK serves the host process's log file as that pod's).
@@ -50,6 +54,9 @@ func Logs(ctx context.Context, cfg *rest.Config, w io.Writer, follow bool) error
 // through the pod KWOK serves. It is an oplog.Source.
 type PodLog struct {
 	Config *rest.Config
+	// Since, when set, leaves out what was written before it (to the
+	// second: the API server's precision).
+	Since time.Time
 	// Retry is how long a follow waits before it looks for the pod again
 	// after its stream ended (the pod was replaced); a second when zero.
 	Retry time.Duration
@@ -69,6 +76,9 @@ func (p PodLog) Lines(ctx context.Context, follow bool, emit func(oplog.Line) er
 		retry = time.Second
 	}
 	var last time.Time // of the newest line emitted
+	if !p.Since.IsZero() {
+		last = p.Since.Add(-time.Nanosecond)
+	}
 	for {
 		err := p.stream(ctx, cs, follow, &last, emit)
 		if !follow || ctx.Err() != nil {
@@ -152,7 +162,7 @@ func operatorPod(ctx context.Context, cs kubernetes.Interface, running bool) (st
 		return running && p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil
 	})
 	if len(live) == 0 {
-		return "", fmt.Errorf("deployment %s/%s has no running pod", Namespace, Deployment)
+		return "", fmt.Errorf("deployment %s/%s: %w", Namespace, Deployment, ErrNoOperatorPod)
 	}
 	newest := slices.MaxFunc(live, func(a, b corev1.Pod) int {
 		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
