@@ -169,7 +169,10 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 	return path, nil
 }
 
-// Delete removes the cluster's node containers and its directory.
+// Delete removes the cluster's node containers and its directory. A node
+// that a frozen cgroup holds is thawed and removed again (see removeNodes);
+// one that still cannot be removed fails Delete with ErrStuck, saying what
+// holds it, and the cluster stays listed, with its kubeconfig.
 func (p *Provider) Delete(ctx context.Context, name string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -187,8 +190,16 @@ func (p *Provider) Delete(ctx context.Context, name string) error {
 		return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
 	}
 	if ok {
-		if err := e.kind.Delete(kindName(name), p.kubeconfig(name)); err != nil {
+		// Not kind's own Delete: it edits the kubeconfig before it removes
+		// the nodes, so a removal that fails would leave a cluster running
+		// without one. The nodes go first; kind keeps no other state.
+		if err := p.removeNodes(ctx, e, name); err != nil {
 			return fmt.Errorf("delete kind cluster %q: %w", kindName(name), err)
+		}
+		if still, err := e.exists(name); err != nil {
+			return fmt.Errorf("delete kind cluster %q: %w", kindName(name), err)
+		} else if still {
+			return fmt.Errorf("delete kind cluster %q: its node containers were removed but kind still lists it", kindName(name))
 		}
 	}
 	return os.RemoveAll(p.clusterDir(name))
