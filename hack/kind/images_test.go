@@ -14,6 +14,9 @@ import (
 // initialise, accept a query as POSTGRES_USER, and run the server as uid
 // 999. Gated like the other kind tests (it needs the engine and the image).
 func TestPostgresImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs a container engine and `make images`; -short")
+	}
 	if os.Getenv("OPLAB_KIND_TEST") != "1" {
 		t.Skip("kind tests skipped: run `make test-kind` (needs a container engine and `make images`)")
 	}
