@@ -25,6 +25,11 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 		return nil, err
 	}
 	info := p.Info()
+	if opts.Release.Name != "" && opts.Release != Reference && !info.Capabilities.RealContainers {
+		// Only the reference operator has a host process to stand in for
+		// its pod.
+		return nil, fmt.Errorf("operator %s needs real containers, which the %s provider does not run (use kind)", opts.Release.Name, info.Name)
+	}
 	if !info.Capabilities.RealContainers {
 		vals := maps.Clone(opts.Values)
 		if vals == nil {
@@ -64,6 +69,9 @@ const PostgresImage = "docker.io/library/postgres:15"
 // PostgreSQL's when the local engine has it (elsewhere the nodes may pull
 // it from a registry).
 func preload(ctx context.Context, p *cluster.Provider, name string, opts Options) error {
+	if len(opts.Images) > 0 {
+		return p.LoadImages(ctx, name, opts.Images...)
+	}
 	image, err := OperatorImage(opts)
 	if err != nil {
 		return err

@@ -39,6 +39,9 @@ type Options struct {
 	Values map[string]any
 	// Chart is the chart to install; charts.PGOperator() by default.
 	Chart fs.FS
+	// Release is where the chart goes; Reference, the reference
+	// operator's, by default.
+	Release Release
 	// Timeout bounds each install, upgrade or uninstall including the wait
 	// for the operator to be ready.
 	Timeout time.Duration
@@ -47,6 +50,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Host, when set, runs the operator as a host process (see Host).
 	Host *Host
+	// Images, when set, are what Preload copies into the nodes instead of
+	// the reference operator's and PostgreSQL's: a third-party operator's
+	// and its data plane's.
+	Images []string
 	// Preload, when set, runs first in every Install: ForCluster sets it on
 	// providers that load images into their nodes (kind), to copy the
 	// operator's and PostgreSQL's images there from the local engine.
@@ -60,6 +67,7 @@ const DefaultTimeout = 3 * time.Minute
 type Installer struct {
 	cfg  *rest.Config
 	opts Options
+	rel  Release
 	log  *slog.Logger
 }
 
@@ -76,7 +84,7 @@ func New(cfg *rest.Config, opts Options) *Installer {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Installer{cfg: rest.CopyConfig(cfg), opts: opts, log: log}
+	return &Installer{cfg: rest.CopyConfig(cfg), opts: opts, rel: opts.Release.orReference(), log: log}
 }
 
 // Result describes a finished install or upgrade.
@@ -134,26 +142,26 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 	if err := waitCreatable(ctx, established); err != nil {
 		return nil, err
 	}
-	in.log.Info("operator ready", "release", ReleaseName, "revision", rel.Version, "upgraded", upgraded)
+	in.log.Info("operator ready", "release", in.rel.Name, "revision", rel.Version, "upgraded", upgraded)
 	return res, nil
 }
 
 func (in *Installer) helm() (*action.Configuration, error) {
-	getter, err := newRESTGetter(in.cfg, Namespace)
+	getter, err := newRESTGetter(in.cfg, in.rel.Namespace)
 	if err != nil {
 		return nil, fmt.Errorf("helm client: %w", err)
 	}
 	cfg := new(action.Configuration)
 	logf := func(format string, v ...any) { in.log.Debug(fmt.Sprintf(format, v...), "component", "helm") }
-	if err := cfg.Init(getter, Namespace, "secret", logf); err != nil {
+	if err := cfg.Init(getter, in.rel.Namespace, "secret", logf); err != nil {
 		return nil, fmt.Errorf("helm client: %w", err)
 	}
 	return cfg, nil
 }
 
-// lastRelease returns the newest revision of the release, or nil.
-func lastRelease(cfg *action.Configuration) (*release.Release, error) {
-	hist, err := action.NewHistory(cfg).Run(ReleaseName)
+// lastRelease returns the newest revision of release name, or nil.
+func lastRelease(cfg *action.Configuration, name string) (*release.Release, error) {
+	hist, err := action.NewHistory(cfg).Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || err == nil && len(hist) == 0 {
 		return nil, nil
 	}
@@ -164,7 +172,7 @@ func lastRelease(cfg *action.Configuration) (*release.Release, error) {
 }
 
 func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configuration, c *chart.Chart) (*release.Release, bool, error) {
-	last, err := lastRelease(cfg)
+	last, err := lastRelease(cfg, in.rel.Name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -187,10 +195,10 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 	deadline, _ := ctx.Deadline()
 	timeout := time.Until(deadline)
 	if last == nil {
-		in.log.Info("installing chart", "chart", c.Name(), "version", c.Metadata.Version, "namespace", Namespace)
+		in.log.Info("installing chart", "chart", c.Name(), "version", c.Metadata.Version, "namespace", in.rel.Namespace)
 		i := action.NewInstall(cfg)
-		i.ReleaseName = ReleaseName
-		i.Namespace = Namespace
+		i.ReleaseName = in.rel.Name
+		i.Namespace = in.rel.Namespace
 		i.CreateNamespace = true
 		i.SkipCRDs = true // applied by applyCRDs, which also upgrades them
 		// Not helm's wait, which polls every 2 s: waitDeployment polls
@@ -205,15 +213,15 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 	}
 	in.log.Info("upgrading release", "from", last.Version, "chart", c.Name(), "version", c.Metadata.Version)
 	u := action.NewUpgrade(cfg)
-	u.Namespace = Namespace
+	u.Namespace = in.rel.Namespace
 	u.SkipCRDs = true
 	u.Wait = false // see Install
 	u.Timeout = timeout
 	u.ResetValues = true // the values are exactly Options.Values over the chart's
 	u.MaxHistory = 5
-	rel, err := u.RunWithContext(ctx, ReleaseName, c, vals)
+	rel, err := u.RunWithContext(ctx, in.rel.Name, c, vals)
 	if err != nil {
-		return nil, false, fmt.Errorf("upgrade release %s: %w", ReleaseName, err)
+		return nil, false, fmt.Errorf("upgrade release %s: %w", in.rel.Name, err)
 	}
 	return rel, true, nil
 }
@@ -237,6 +245,9 @@ func (in *Installer) Uninstall(ctx context.Context) error {
 	if _, err := in.uninstallRelease(cfg); err != nil {
 		return err
 	}
+	if !in.rel.OwnsNamespace {
+		return nil
+	}
 	return in.deleteNamespace(ctx)
 }
 
@@ -245,9 +256,9 @@ func (in *Installer) uninstallRelease(cfg *action.Configuration) (bool, error) {
 	u.Wait = false // Uninstall waits for the namespace, and so for its objects
 	u.Timeout = in.opts.Timeout
 	u.IgnoreNotFound = true
-	res, err := u.Run(ReleaseName)
+	res, err := u.Run(in.rel.Name)
 	if err != nil {
-		return false, fmt.Errorf("uninstall release %s: %w", ReleaseName, err)
+		return false, fmt.Errorf("uninstall release %s: %w", in.rel.Name, err)
 	}
 	return res != nil && res.Release != nil, nil
 }

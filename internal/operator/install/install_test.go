@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // buildBinaries builds hostpod and the stand-in operator
@@ -289,8 +290,8 @@ func TestInstallHostProcess(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(host.Dir, "token")); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("token file after uninstall: %v, want it removed", err)
 		}
-		if err := Logs(ctx, c.Config, &strings.Builder{}, false); !errors.Is(err, ErrNotInstalled) {
-			t.Errorf("Logs after uninstall: %v, want ErrNotInstalled", err)
+		if err := (PodLog{Config: c.Config}).Lines(ctx, false, func(oplog.Line) error { return nil }); !errors.Is(err, ErrNotInstalled) {
+			t.Errorf("the operator's log after uninstall: %v, want ErrNotInstalled", err)
 		}
 		// Uninstalling twice is fine.
 		if err := in.Uninstall(ctx); err != nil {

@@ -119,19 +119,20 @@ func (in *Installer) deleteNamespace(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = cs.CoreV1().Namespaces().Delete(ctx, Namespace, metav1.DeleteOptions{})
+	ns := in.rel.Namespace
+	err = cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("delete namespace %s: %w", Namespace, err)
+		return fmt.Errorf("delete namespace %s: %w", ns, err)
 	}
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := cs.CoreV1().Namespaces().Get(ctx, Namespace, metav1.GetOptions{})
+		_, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for namespace %s to be deleted: %w", Namespace, err)
+		return fmt.Errorf("wait for namespace %s to be deleted: %w", ns, err)
 	}
 	return nil
 }
@@ -146,7 +147,7 @@ func (in *Installer) waitDeployment(ctx context.Context) error {
 	}
 	var last string
 	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		d, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
+		d, err := cs.AppsV1().Deployments(in.rel.Namespace).Get(ctx, in.rel.Deployment, metav1.GetOptions{})
 		if err != nil {
 			last = err.Error()
 			return false, nil
@@ -161,7 +162,7 @@ func (in *Installer) waitDeployment(ctx context.Context) error {
 			st.Replicas == want && st.AvailableReplicas == want, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for deployment %s/%s to roll out (%s): %w", Namespace, Deployment, last, err)
+		return fmt.Errorf("wait for deployment %s/%s to roll out (%s): %w", in.rel.Namespace, in.rel.Deployment, last, err)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -25,35 +24,13 @@ var ErrNotInstalled = errors.New("operator not installed")
 // to zero, or starting).
 var ErrNoOperatorPod = errors.New("no running pod")
 
-// Logs copies the operator's log to w, as `kubectl logs -n oplab-system
-// deploy/pg-operator` does: from the newest pod of the Deployment (on the
-// embedded provider KWOK serves the host process's log file as that pod's).
-// With follow it streams until ctx ends.
-func Logs(ctx context.Context, cfg *rest.Config, w io.Writer, follow bool) error {
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	pod, err := operatorPod(ctx, cs, true)
-	if err != nil {
-		return err
-	}
-	rc, err := cs.CoreV1().Pods(Namespace).GetLogs(pod, &corev1.PodLogOptions{Container: Container, Follow: follow}).Stream(ctx)
-	if err != nil {
-		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
-	}
-	defer rc.Close()
-	if _, err := io.Copy(w, rc); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
-	}
-	return nil
-}
-
 // PodLog is the log of the operator's pod, read through the API server:
 // the operator's log wherever it runs as a pod (kind), or on any provider
 // through the pod KWOK serves. It is an oplog.Source.
 type PodLog struct {
 	Config *rest.Config
+	// Release names the operator's Deployment; Reference by default.
+	Release Release
 	// Since, when set, leaves out what was written before it (to the
 	// second: the API server's precision).
 	Since time.Time
@@ -99,18 +76,19 @@ func (p PodLog) Lines(ctx context.Context, follow bool, emit func(oplog.Line) er
 
 // stream copies one pod's log, from after *last, updating *last.
 func (p PodLog) stream(ctx context.Context, cs kubernetes.Interface, follow bool, last *time.Time, emit func(oplog.Line) error) error {
-	pod, err := operatorPod(ctx, cs, true)
+	rel := p.Release.orReference()
+	pod, err := operatorPod(ctx, cs, rel, true)
 	if err != nil {
 		return err
 	}
-	o := &corev1.PodLogOptions{Container: Container, Follow: follow, Timestamps: true}
+	o := &corev1.PodLogOptions{Container: rel.Container, Follow: follow, Timestamps: true}
 	if !last.IsZero() {
 		// SinceTime is whole seconds: lines up to *last are skipped below.
 		o.SinceTime = &metav1.Time{Time: last.Truncate(time.Second)}
 	}
-	rc, err := cs.CoreV1().Pods(Namespace).GetLogs(pod, o).Stream(ctx)
+	rc, err := cs.CoreV1().Pods(rel.Namespace).GetLogs(pod, o).Stream(ctx)
 	if err != nil {
-		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
+		return fmt.Errorf("logs of pod %s/%s: %w", rel.Namespace, pod, err)
 	}
 	defer rc.Close()
 	sc := bufio.NewScanner(rc)
@@ -128,7 +106,7 @@ func (p PodLog) stream(ctx context.Context, cs kubernetes.Interface, follow bool
 		}
 	}
 	if err := sc.Err(); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("logs of pod %s/%s: %w", Namespace, pod, err)
+		return fmt.Errorf("logs of pod %s/%s: %w", rel.Namespace, pod, err)
 	}
 	return nil
 }
@@ -145,24 +123,24 @@ func timestamped(s string) oplog.Line {
 
 // operatorPod names the newest pod of the operator's Deployment that is not
 // being deleted and, if running is set, runs.
-func operatorPod(ctx context.Context, cs kubernetes.Interface, running bool) (string, error) {
-	dep, err := cs.AppsV1().Deployments(Namespace).Get(ctx, Deployment, metav1.GetOptions{})
+func operatorPod(ctx context.Context, cs kubernetes.Interface, rel Release, running bool) (string, error) {
+	dep, err := cs.AppsV1().Deployments(rel.Namespace).Get(ctx, rel.Deployment, metav1.GetOptions{})
 	if err != nil {
-		return "", fmt.Errorf("deployment %s/%s: %w: %w", Namespace, Deployment, ErrNotInstalled, err)
+		return "", fmt.Errorf("deployment %s/%s: %w: %w", rel.Namespace, rel.Deployment, ErrNotInstalled, err)
 	}
 	sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
 	if err != nil {
 		return "", err
 	}
-	pods, err := cs.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	pods, err := cs.CoreV1().Pods(rel.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 	if err != nil {
-		return "", fmt.Errorf("pods of deployment %s/%s: %w", Namespace, Deployment, err)
+		return "", fmt.Errorf("pods of deployment %s/%s: %w", rel.Namespace, rel.Deployment, err)
 	}
 	live := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
 		return running && p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil
 	})
 	if len(live) == 0 {
-		return "", fmt.Errorf("deployment %s/%s: %w", Namespace, Deployment, ErrNoOperatorPod)
+		return "", fmt.Errorf("deployment %s/%s: %w", rel.Namespace, rel.Deployment, ErrNoOperatorPod)
 	}
 	newest := slices.MaxFunc(live, func(a, b corev1.Pod) int {
 		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)

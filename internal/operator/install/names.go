@@ -14,3 +14,28 @@ const (
 	// Container of the operator in the Deployment's pods.
 	Container = "pg-operator"
 )
+
+// Release is where a chart is installed and which Deployment runs its
+// operator: the reference operator's (Reference), or a third-party
+// operator's chart (see package thirdparty).
+type Release struct {
+	// Name is the helm release.
+	Name string
+	// Namespace holds the release and the operator.
+	Namespace string
+	// Deployment runs the operator, in a container called Container.
+	Deployment, Container string
+	// OwnsNamespace says the install made Namespace for the release alone,
+	// so an uninstall deletes it.
+	OwnsNamespace bool
+}
+
+// Reference is the reference operator's release.
+var Reference = Release{Name: ReleaseName, Namespace: Namespace, Deployment: Deployment, Container: Container, OwnsNamespace: true}
+
+func (r Release) orReference() Release {
+	if r.Name == "" {
+		return Reference
+	}
+	return r
+}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // TestInstallRealOperator installs the chart with the real pg-operator as the
@@ -76,7 +77,10 @@ func TestInstallRealOperator(t *testing.T) {
 	var out strings.Builder
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		out.Reset()
-		if err := Logs(ctx, c.Config, &out, false); err != nil {
+		if err := (PodLog{Config: c.Config}).Lines(ctx, false, func(l oplog.Line) error {
+			out.WriteString(l.Text + "\n")
+			return nil
+		}); err != nil {
 			return false, err
 		}
 		return strings.Contains(out.String(), "prod-db"), nil
