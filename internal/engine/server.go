@@ -1,18 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/remotecommand"
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/operator/instance"
 	"oplab.dev/oplab/internal/operator/specs"
+	"oplab.dev/oplab/internal/podexec"
 )
 
 // serverRole says what the server of pod runs as: pgv1.RolePrimary or
@@ -45,27 +43,16 @@ const inRecoveryQuery = `psql -XqtA -d postgres -U "$POSTGRES_USER" -c 'select p
 // the cluster and cannot reach pod addresses). A label or a status edited
 // by hand changes nothing here; only a promotion does.
 func (e *Engine) serverInRecovery(ctx context.Context, pod *corev1.Pod) (bool, error) {
-	req := e.cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(pod.Namespace).Name(pod.Name).
-		SubResource("exec").VersionedParams(&corev1.PodExecOptions{
-		Container: specs.PostgresContainer,
-		Command:   []string{"sh", "-c", inRecoveryQuery},
-		Stdout:    true,
-		Stderr:    true,
-	}, scheme.ParameterCodec)
-	exec, err := remotecommand.NewWebSocketExecutor(e.cfg, "GET", req.URL().String())
+	out, err := podexec.Run(ctx, e.cfg, pod.Namespace, pod.Name, specs.PostgresContainer, "sh", "-c", inRecoveryQuery)
 	if err != nil {
-		return false, fmt.Errorf("exec in pod %s: %w", pod.Name, err)
+		return false, fmt.Errorf("ask the server of %s: %w", pod.Name, err)
 	}
-	var stdout, stderr bytes.Buffer
-	if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
-		return false, fmt.Errorf("ask the server of %s: %w: %s", pod.Name, err, strings.TrimSpace(stderr.String()))
-	}
-	switch got := strings.TrimSpace(stdout.String()); got {
+	switch got := strings.TrimSpace(out); got {
 	case "t":
 		return true, nil
 	case "f":
 		return false, nil
 	default:
-		return false, fmt.Errorf("ask the server of %s: pg_is_in_recovery() answered %q: %s", pod.Name, got, strings.TrimSpace(stderr.String()))
+		return false, fmt.Errorf("ask the server of %s: pg_is_in_recovery() answered %q", pod.Name, got)
 	}
 }
