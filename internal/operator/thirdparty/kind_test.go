@@ -1,0 +1,358 @@
+package thirdparty
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/yaml"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/podexec"
+)
+
+// The course's manifests, as its chapter writes them; only the version
+// (Debian packages PostgreSQL 15, not 16) and, for Redis, the images (the
+// operator's default, redis:6.2.6-alpine, is on a registry) differ.
+const (
+	postgresManifest = `apiVersion: acid.zalan.do/v1
+kind: postgresql
+metadata:
+  name: my-postgres-cluster
+  namespace: default
+spec:
+  teamId: platform
+  volume:
+    size: 1Gi
+  numberOfInstances: 2
+  users:
+    app_user: [superuser, createdb]
+  databases:
+    app_db: app_user
+  postgresql:
+    version: "15"
+`
+	redisManifest = `apiVersion: databases.spotahome.com/v1
+kind: RedisFailover
+metadata:
+  name: my-redis
+  namespace: default
+spec:
+  sentinel:
+    replicas: 3
+    image: ` + RedisImage + `
+  redis:
+    replicas: 3
+    image: ` + RedisImage + `
+`
+)
+
+// TestKindZalandoFailover is Zalando's postgres-operator for real, offline:
+// its chart installed as the course installs it, the course's postgresql
+// manifest made Running by Patroni on the Spilo-compatible image, a row
+// written through the leader; then the leader's pod is deleted, and
+// Patroni's new leader (by patronictl, spilo-role and the Service's
+// endpoints alike) takes writes, with the row kept.
+func TestKindZalandoFailover(t *testing.T) {
+	c := clustertest.NewKind(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	installOperator(t, ctx, c, Zalando)
+	apply(t, ctx, c, postgresManifest)
+	sel := "application=spilo,cluster-name=my-postgres-cluster"
+	leader := waitFor(t, ctx, "2 ready spilo pods, one of them master", 8*time.Minute, func() (string, bool) {
+		return roleOf(ctx, c.Client, sel, "spilo-role", "master", 2)
+	})
+	if _, err := c.Client.CoreV1().Secrets("default").Get(ctx, "app-user.my-postgres-cluster.credentials.postgresql.acid.zalan.do", metav1.GetOptions{}); err != nil {
+		// Zalando turns the user's _ into - in the Secret's name.
+		t.Errorf("the generated credentials Secret: %v", err)
+	}
+	psql(t, ctx, c, leader, "create table kept (x int); insert into kept values (1)")
+	if got := patroniLeader(t, ctx, c, leader); got != leader {
+		t.Errorf("patronictl list names %q the leader, want %s (labelled master)", got, leader)
+	}
+
+	deleted := time.Now()
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var took time.Duration
+	next := waitFor(t, ctx, "a new leader that takes writes", 5*time.Minute, func() (string, bool) {
+		p, ok := roleOf(ctx, c.Client, sel, "spilo-role", "master", 1)
+		if !ok || p == leader {
+			return p, false
+		}
+		if _, err := podexec.Run(ctx, c.Config, "default", p, "postgres", "psql", "-XqtA", "-U", "postgres", "-d", "postgres",
+			"-c", "insert into kept values (2)"); err != nil {
+			return p, false
+		}
+		took = time.Since(deleted)
+		return p, true
+	})
+	t.Logf("leader %s deleted; %s took writes after %s", leader, next, took.Round(100*time.Millisecond))
+	if got := strings.TrimSpace(psql(t, ctx, c, next, "select count(*) from kept")); got != "2" {
+		t.Errorf("rows on the new leader: got %s, want 2 (the one written before the failover kept)", got)
+	}
+	if got := patroniLeader(t, ctx, c, next); got != next {
+		t.Errorf("patronictl list names %q the leader, want %s", got, next)
+	}
+	if ip := endpointIP(t, ctx, c, "my-postgres-cluster"); ip != podIP(t, ctx, c, next) {
+		t.Errorf("Service my-postgres-cluster points at %s, want the new leader %s's address", ip, next)
+	}
+}
+
+// TestKindSpotahomeFailover is Spotahome's redis-operator for real,
+// offline: the course's RedisFailover of 3 Redis and 3 Sentinel pods, a key
+// written to the master Sentinel names; then the master's pod is deleted,
+// Sentinel names another master, and the key is read back from it.
+func TestKindSpotahomeFailover(t *testing.T) {
+	c := clustertest.NewKind(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
+	defer cancel()
+	installOperator(t, ctx, c, Spotahome)
+	apply(t, ctx, c, redisManifest)
+	waitFor(t, ctx, "3 ready sentinels", 6*time.Minute, func() (string, bool) {
+		return ready(ctx, c.Client, "app.kubernetes.io/component=sentinel,app.kubernetes.io/name=my-redis", 3)
+	})
+	waitFor(t, ctx, "3 ready redis pods", 6*time.Minute, func() (string, bool) {
+		return ready(ctx, c.Client, "app.kubernetes.io/component=redis,app.kubernetes.io/name=my-redis", 3)
+	})
+	master := waitFor(t, ctx, "the master Sentinel names", 3*time.Minute, func() (string, bool) {
+		p, err := sentinelMaster(ctx, c)
+		return p, err == nil
+	})
+	redis(t, ctx, c, master, "SET", "kept", "before-the-failover")
+
+	deleted := time.Now()
+	if err := c.Client.CoreV1().Pods("default").Delete(ctx, master, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var took time.Duration
+	next := waitFor(t, ctx, "Sentinel to name a new master that takes writes", 5*time.Minute, func() (string, bool) {
+		p, err := sentinelMaster(ctx, c)
+		if err != nil || p == master {
+			return p, false
+		}
+		if out, err := podexec.Run(ctx, c.Config, "default", p, "redis", "redis-cli", "SET", "after", "1"); err != nil || !strings.Contains(out, "OK") {
+			return p, false
+		}
+		took = time.Since(deleted)
+		return p, true
+	})
+	t.Logf("master %s deleted; %s took writes after %s", master, next, took.Round(100*time.Millisecond))
+	if got := strings.TrimSpace(redis(t, ctx, c, next, "GET", "kept")); got != "before-the-failover" {
+		t.Errorf("the key on the new master: got %q, want the value written before the failover", got)
+	}
+}
+
+func installOperator(t *testing.T, ctx context.Context, c *clustertest.Cluster, o Operator) {
+	t.Helper()
+	bin := t.TempDir()
+	if err := o.Extract(bin); err != nil {
+		t.Fatal(err)
+	}
+	in, err := o.Installer(c.Provider, c.Name, bin, 5*time.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Install(ctx); err != nil {
+		t.Fatalf("install %s: %v", o.Name, err)
+	}
+}
+
+// apply creates the object of manifest.
+func apply(t *testing.T, ctx context.Context, c *clustertest.Cluster, manifest string) {
+	t.Helper()
+	var u unstructured.Unstructured
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	gvk := u.GroupVersionKind()
+	plural := strings.ToLower(gvk.Kind) + "s"
+	dc, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: gvk.Group, Version: gvk.Version, Resource: plural}
+	err = wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := dc.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, &u, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), nil // the CRD may not be served yet
+	})
+	if err != nil {
+		t.Fatalf("create %s %s: %v", gvk.Kind, u.GetName(), err)
+	}
+}
+
+// waitFor polls cond every second until it is done, and returns what it
+// found; the test fails, saying what it waited for and what was last
+// found, when within passes.
+func waitFor(t *testing.T, ctx context.Context, what string, within time.Duration, cond func() (string, bool)) string {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, time.Second, within, true, func(context.Context) (bool, error) {
+		var ok bool
+		last, ok = cond()
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s (last: %q): %v", what, last, err)
+	}
+	return last
+}
+
+// ready says whether n pods of sel are Ready.
+func ready(ctx context.Context, cs kubernetes.Interface, sel string, n int) (string, bool) {
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return err.Error(), false
+	}
+	got := 0
+	for _, p := range pods.Items {
+		if podReady(p) {
+			got++
+		}
+	}
+	return fmt.Sprintf("%d of %d ready", got, len(pods.Items)), got == n
+}
+
+// roleOf returns the one ready pod of sel labelled label=value, once n
+// pods of sel are ready.
+func roleOf(ctx context.Context, cs kubernetes.Interface, sel, label, value string, n int) (string, bool) {
+	pods, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return err.Error(), false
+	}
+	readyN, with := 0, []string{}
+	for _, p := range pods.Items {
+		if !podReady(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		readyN++
+		if p.Labels[label] == value {
+			with = append(with, p.Name)
+		}
+	}
+	if readyN < n || len(with) != 1 {
+		return fmt.Sprintf("%d ready, labelled %s=%s: %v", readyN, label, value, with), false
+	}
+	return with[0], true
+}
+
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func psql(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod, sql string) string {
+	t.Helper()
+	out, err := podexec.Run(ctx, c.Config, "default", pod, "postgres", "psql", "-XqtA", "-U", "postgres", "-d", "postgres", "-c", sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// patroniLeader is the leader `patronictl list` names, as the course asks.
+func patroniLeader(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string) string {
+	t.Helper()
+	out, err := podexec.Run(ctx, c.Config, "default", pod, "postgres", "patronictl", "-c", "/home/postgres/postgres.yml", "list", "-f", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members []struct{ Member, Role string }
+	if err := yaml.Unmarshal([]byte(out), &members); err != nil {
+		t.Fatalf("patronictl list: %v\n%s", err, out)
+	}
+	for _, m := range members {
+		if m.Role == "Leader" {
+			return m.Member
+		}
+	}
+	return ""
+}
+
+// sentinelMaster is the pod at the address every Sentinel gives for
+// mymaster, when they agree and it answers as a master.
+func sentinelMaster(ctx context.Context, c *clustertest.Cluster) (string, error) {
+	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=my-redis"})
+	if err != nil {
+		return "", err
+	}
+	byIP := map[string]string{}
+	answers := map[string]bool{}
+	for _, p := range pods.Items {
+		if p.Labels["app.kubernetes.io/component"] == "redis" && p.DeletionTimestamp == nil {
+			byIP[p.Status.PodIP] = p.Name
+			continue
+		}
+		if p.Labels["app.kubernetes.io/component"] != "sentinel" || !podReady(p) {
+			continue
+		}
+		out, err := podexec.Run(ctx, c.Config, "default", p.Name, "sentinel", "redis-cli", "-p", "26379", "SENTINEL", "get-master-addr-by-name", "mymaster")
+		if err != nil {
+			return "", err
+		}
+		answers[strings.Fields(out + " ")[0]] = true
+	}
+	if len(answers) != 1 {
+		return "", fmt.Errorf("the Sentinels disagree: %v", answers)
+	}
+	for ip := range answers {
+		p, ok := byIP[ip]
+		if !ok {
+			return "", fmt.Errorf("no redis pod at %s", ip)
+		}
+		out, err := podexec.Run(ctx, c.Config, "default", p, "redis", "redis-cli", "ROLE")
+		if err != nil || !strings.HasPrefix(strings.TrimSpace(out), "master") {
+			return "", fmt.Errorf("%s at %s answers ROLE %q (%v)", p, ip, out, err)
+		}
+		return p, nil
+	}
+	return "", nil
+}
+
+func redis(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string, args ...string) string {
+	t.Helper()
+	out, err := podexec.Run(ctx, c.Config, "default", pod, "redis", append([]string{"redis-cli"}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func endpointIP(t *testing.T, ctx context.Context, c *clustertest.Cluster, svc string) string {
+	t.Helper()
+	ep, err := c.Client.CoreV1().Endpoints("default").Get(ctx, svc, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range ep.Subsets {
+		for _, a := range s.Addresses {
+			return a.IP
+		}
+	}
+	return ""
+}
+
+func podIP(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string) string {
+	t.Helper()
+	p, err := c.Client.CoreV1().Pods("default").Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Status.PodIP
+}
