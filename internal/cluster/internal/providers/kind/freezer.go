@@ -49,6 +49,20 @@ type frozenCgroup struct {
 	State string    // "FROZEN" or "FREEZING" (v1), "frozen" (v2)
 	Procs []process // the processes in it when found
 	Err   error     // why it could not be thawed, if it could not
+	// Inherited: frozen only because a parent is, so thawing the parent
+	// thaws it (frozenIn sets it).
+	Inherited bool
+}
+
+// remedy says how a person thaws the cgroup by hand.
+func (f frozenCgroup) remedy() string {
+	if f.Inherited {
+		return "frozen through its parent"
+	}
+	if _, err := os.Stat(filepath.Join(f.Path, "freezer.state")); err == nil || f.State != "frozen" {
+		return "write THAWED to its freezer.state to let it go"
+	}
+	return "write 0 to its cgroup.freeze to let it go"
 }
 
 // process is one process of a cgroup, as /proc shows it.
@@ -341,7 +355,11 @@ func (c *cgroupFS) frozenIn(dir string) []frozenCgroup {
 			return nil
 		}
 		if state, frozen, ok := freezeState(path); ok && frozen {
-			found = append(found, frozenCgroup{Path: path, State: state, Procs: c.processes(path)})
+			_, self := selfFrozen(path)
+			if b, err := os.ReadFile(filepath.Join(path, "freezer.self_freezing")); err == nil {
+				self = strings.TrimSpace(string(b)) == "1" // FREEZING through a parent is not self
+			}
+			found = append(found, frozenCgroup{Path: path, State: state, Procs: c.processes(path), Inherited: !self})
 		}
 		return nil
 	})

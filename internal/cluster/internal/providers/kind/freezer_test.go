@@ -119,6 +119,7 @@ func (h *fakeHost) file(path, content string) {
 func (h *fakeHost) v1(rel, state string, pids ...int) string {
 	dir := h.mkdir(filepath.Join(h.dir, "freezer", rel))
 	h.file(filepath.Join(dir, "freezer.state"), state+"\n")
+	h.file(filepath.Join(dir, "freezer.self_freezing"), map[bool]string{true: "1\n", false: "0\n"}[state != "THAWED"])
 	h.file(filepath.Join(dir, "cgroup.procs"), joinPIDs(pids))
 	return dir
 }
@@ -431,6 +432,68 @@ func TestRemoveNodes(t *testing.T) {
 			}
 			if len(tt.wantErr) > 0 && f.removes < 2 && !tt.nodes.hangSecond {
 				t.Errorf("removal attempts: got %d, want retries within %s", f.removes, tt.budget)
+			}
+		})
+	}
+}
+
+// TestStuckReport: what a failed delete says of a node container: each
+// frozen cgroup, whether by itself (with how to thaw it by hand) or through
+// its parent, and its processes; or, with nothing frozen, the processes
+// left, uninterruptible ones first.
+func TestStuckReport(t *testing.T) {
+	h := newFakeHost(t)
+	h.v1("docker/"+nodeID, "THAWED", 100)
+	pod := h.v1("docker/"+nodeID+"/kubelet.slice/pod1", "FROZEN")
+	ctr := h.v1("docker/"+nodeID+"/kubelet.slice/pod1/cri-containerd-aaa.scope", "FROZEN", 4002)
+	h.file(filepath.Join(ctr, "freezer.self_freezing"), "0\n")
+	h.v1("docker/"+otherID, "THAWED", 200, 201)
+	v2node := h.v2("system.slice/docker-"+strings.Repeat("c3", 32)+".scope", true, true, 300)
+	h.proc(100, "systemd", "S", "/sbin/init\x00", "0", "")
+	h.proc(4002, "runc:[2:INIT]", "D", "runc\x00init\x00", "unix_stream_read_generic", "")
+	h.proc(200, "systemd", "S", "/sbin/init\x00", "0", "")
+	h.proc(201, "pause", "D", "/pause\x00", "0", "")
+	h.proc(300, "pause", "S", "/pause\x00", "0", "")
+
+	tests := []struct {
+		name string
+		n    *engineNodes
+		c    nodeContainer
+		want []string
+	}{
+		{
+			name: "a pod frozen by itself, its container through it",
+			n:    &engineNodes{cg: h.cg}, c: nodeContainer{ID: nodeID, PID: 0},
+			want: []string{
+				"  cgroup " + pod + " is FROZEN (write THAWED to its freezer.state to let it go); processes: none",
+				"  cgroup " + ctr + " is FROZEN (frozen through its parent); processes: 4002 runc init (state D, in unix_stream_read_generic)",
+			},
+		},
+		{
+			name: "v2",
+			n:    &engineNodes{cg: h.cg}, c: nodeContainer{ID: strings.Repeat("c3", 32)},
+			want: []string{"  cgroup " + v2node + " is frozen (write 0 to its cgroup.freeze to let it go); processes: 300 /pause (state S)"},
+		},
+		{
+			name: "nothing frozen: the processes left",
+			n:    &engineNodes{cg: h.cg}, c: nodeContainer{ID: otherID},
+			want: []string{"  nothing frozen; processes left in " + filepath.Join(h.dir, "freezer/docker", otherID) + ": 201 /pause (state D); 200 /sbin/init (state S)"},
+		},
+		{
+			name: "no cgroup of it",
+			n:    &engineNodes{cg: h.cg}, c: nodeContainer{ID: strings.Repeat("d4", 32)},
+			want: []string{"  no cgroup of it found"},
+		},
+		{
+			name: "cgroups unreadable",
+			n:    &engineNodes{cgErr: errors.New("read the cgroup mounts: permission denied")}, c: nodeContainer{ID: nodeID},
+			want: []string{"  its cgroups cannot be read: read the cgroup mounts: permission denied"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.n.cgroupsOf(tt.c); !slices.Equal(got, tt.want) {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}

@@ -184,32 +184,36 @@ func (n *engineNodes) stuck(ctx context.Context) []string {
 	}
 	var lines []string
 	for _, c := range cs {
-		node := fmt.Sprintf("node container %s (%.12s, init pid %d)", c.Name, c.ID, c.PID)
-		if n.cg == nil {
-			lines = append(lines, fmt.Sprintf("%s: its cgroups cannot be read: %v", node, n.cgErr))
-			continue
+		lines = append(lines, fmt.Sprintf("node container %s (%.12s, init pid %d):", c.Name, c.ID, c.PID))
+		lines = append(lines, n.cgroupsOf(c)...)
+	}
+	return lines
+}
+
+// cgroupsOf says, indented a line each, what of c's cgroups is stuck.
+func (n *engineNodes) cgroupsOf(c nodeContainer) []string {
+	if n.cg == nil {
+		return []string{fmt.Sprintf("  its cgroups cannot be read: %v", n.cgErr)}
+	}
+	dirs := n.cg.containerCgroups(c.ID, c.PID)
+	if len(dirs) == 0 {
+		return []string{"  no cgroup of it found"}
+	}
+	var frozen []frozenCgroup
+	for _, dir := range dirs {
+		frozen = append(frozen, n.cg.frozenIn(dir)...)
+	}
+	var lines []string
+	for i, f := range frozen {
+		if i == maxStuckCgroups {
+			lines = append(lines, fmt.Sprintf("  and %d more frozen cgroups", len(frozen)-i))
+			break
 		}
-		dirs := n.cg.containerCgroups(c.ID, c.PID)
-		if len(dirs) == 0 {
-			lines = append(lines, node+": no cgroup of it found")
-			continue
-		}
-		var frozen []frozenCgroup
+		lines = append(lines, fmt.Sprintf("  cgroup %s is %s (%s); processes: %s", f.Path, f.State, f.remedy(), listProcesses(f.Procs)))
+	}
+	if len(frozen) == 0 {
 		for _, dir := range dirs {
-			frozen = append(frozen, n.cg.frozenIn(dir)...)
-		}
-		for i, f := range frozen {
-			if i == maxStuckCgroups {
-				lines = append(lines, fmt.Sprintf("%s: and %d more frozen cgroups", node, len(frozen)-i))
-				break
-			}
-			lines = append(lines, fmt.Sprintf("%s: cgroup %s is %s (write THAWED to its freezer.state, or 0 to its cgroup.freeze, to let it go); processes: %s",
-				node, f.Path, f.State, listProcesses(f.Procs)))
-		}
-		if len(frozen) == 0 {
-			for _, dir := range dirs {
-				lines = append(lines, fmt.Sprintf("%s: nothing frozen; processes left in %s: %s", node, dir, listProcesses(n.cg.processesIn(dir))))
-			}
+			lines = append(lines, fmt.Sprintf("  nothing frozen; processes left in %s: %s", dir, listProcesses(n.cg.processesIn(dir))))
 		}
 	}
 	return lines
