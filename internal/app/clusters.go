@@ -8,6 +8,7 @@ import (
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/operator/thirdparty"
 	"oplab.dev/oplab/internal/oplog"
 )
 
@@ -80,34 +81,75 @@ func (c *Clusters) Delete(ctx context.Context, name string) error { return c.p.D
 // KubeconfigPath returns where cluster name's admin kubeconfig is.
 func (c *Clusters) KubeconfigPath(name string) (string, error) { return c.p.KubeconfigPath(name) }
 
-// InstallOperator installs the reference operator into cluster name, or
-// upgrades it, and waits until it is ready.
-func (c *Clusters) InstallOperator(ctx context.Context, name string, timeout time.Duration) (*OperatorInstall, error) {
-	in, err := install.ForCluster(c.p, name, c.binDir, install.Options{Logger: c.log, Timeout: timeout})
+// ReferenceOperator is how the operator commands name the reference
+// operator; the others are package thirdparty's (postgres-operator,
+// redis-operator).
+const ReferenceOperator = "pg-operator"
+
+// installer returns the installer of operator ("" or ReferenceOperator:
+// the reference one) into cluster name.
+func (c *Clusters) installer(name, operator string, timeout time.Duration) (*install.Installer, error) {
+	if operator == "" || operator == ReferenceOperator {
+		return install.ForCluster(c.p, name, c.binDir, install.Options{Logger: c.log, Timeout: timeout})
+	}
+	o, err := thirdparty.Find(operator)
+	if err != nil {
+		return nil, err
+	}
+	return o.Installer(c.p, name, c.binDir, timeout, c.log)
+}
+
+// release names where operator runs.
+func release(operator string) (install.Release, error) {
+	if operator == "" || operator == ReferenceOperator {
+		return install.Reference, nil
+	}
+	o, err := thirdparty.Find(operator)
+	return o.Release, err
+}
+
+// InstallOperator installs operator (the reference one when "") into
+// cluster name, or upgrades it, and waits until it is ready.
+func (c *Clusters) InstallOperator(ctx context.Context, name, operator string, timeout time.Duration) (*OperatorInstall, error) {
+	in, err := c.installer(name, operator, timeout)
 	if err != nil {
 		return nil, err
 	}
 	return in.Install(ctx)
 }
 
-// UninstallOperator removes the operator from cluster name.
-func (c *Clusters) UninstallOperator(ctx context.Context, name string, timeout time.Duration) error {
-	in, err := install.ForCluster(c.p, name, c.binDir, install.Options{Logger: c.log, Timeout: timeout})
+// UninstallOperator removes operator from cluster name.
+func (c *Clusters) UninstallOperator(ctx context.Context, name, operator string, timeout time.Duration) error {
+	in, err := c.installer(name, operator, timeout)
 	if err != nil {
 		return err
 	}
 	return in.Uninstall(ctx)
 }
 
-// OperatorLog copies the operator's log in cluster name to w (its pod's
+// OperatorLog copies operator's log in cluster name to w (its pod's
 // log); with follow it goes on until ctx ends.
-func (c *Clusters) OperatorLog(ctx context.Context, name string, w io.Writer, follow bool) error {
+func (c *Clusters) OperatorLog(ctx context.Context, name, operator string, w io.Writer, follow bool) error {
+	rel, err := release(operator)
+	if err != nil {
+		return err
+	}
 	cfg, err := c.p.RESTConfig(name)
 	if err != nil {
 		return err
 	}
-	return install.PodLog{Config: cfg}.Lines(ctx, follow, func(l oplog.Line) error {
+	return install.PodLog{Config: cfg, Release: rel}.Lines(ctx, follow, func(l oplog.Line) error {
 		_, err := io.WriteString(w, l.Text+"\n")
 		return err
 	})
+}
+
+// OperatorNames are the operators the operator commands install: the
+// reference one first, then the course's third-party ones (on kind).
+func OperatorNames() []string {
+	names := []string{ReferenceOperator}
+	for _, o := range thirdparty.All {
+		names = append(names, o.Name)
+	}
+	return names
 }

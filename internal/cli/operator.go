@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,7 @@ func (g *globals) clustersFor(clusterName string) (*app.Clusters, error) {
 func newOperatorInstallCmd(g *globals) *cobra.Command {
 	var (
 		clusterName string
+		operator    string
 		timeout     time.Duration
 	)
 	cmd := &cobra.Command{
@@ -50,9 +52,9 @@ func newOperatorInstallCmd(g *globals) *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "Installing pg-operator into cluster %q\n", clusterName)
+			fmt.Fprintf(out, "Installing %s into cluster %q\n", opName(operator), clusterName)
 			start := time.Now()
-			res, err := c.InstallOperator(cmd.Context(), clusterName, timeout)
+			res, err := c.InstallOperator(cmd.Context(), clusterName, operator, timeout)
 			if err != nil {
 				return fmt.Errorf("install operator into cluster %q: %w", clusterName, err)
 			}
@@ -60,7 +62,7 @@ func newOperatorInstallCmd(g *globals) *cobra.Command {
 			if res.Upgraded {
 				verb = "upgraded"
 			}
-			fmt.Fprintf(out, "pg-operator %s (revision %d) and ready in %.1fs.\n", verb, res.Revision, time.Since(start).Seconds())
+			fmt.Fprintf(out, "%s %s (revision %d) and ready in %.1fs.\n", opName(operator), verb, res.Revision, time.Since(start).Seconds())
 			if res.Host != nil {
 				fmt.Fprintf(out, "It runs beside the cluster as a host process; its token expires at %s.\n", res.Host.TokenExpires.Format(time.RFC3339))
 			}
@@ -69,6 +71,7 @@ func newOperatorInstallCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster to install into")
+	cmd.Flags().StringVar(&operator, "operator", app.ReferenceOperator, operatorFlagHelp)
 	cmd.Flags().DurationVar(&timeout, "timeout", app.DefaultOperatorTimeout, "how long to wait for the operator to be ready")
 	return cmd
 }
@@ -76,6 +79,7 @@ func newOperatorInstallCmd(g *globals) *cobra.Command {
 func newOperatorUninstallCmd(g *globals) *cobra.Command {
 	var (
 		clusterName string
+		operator    string
 		timeout     time.Duration
 	)
 	cmd := &cobra.Command{
@@ -87,14 +91,15 @@ func newOperatorUninstallCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.UninstallOperator(cmd.Context(), clusterName, timeout); err != nil {
+			if err := c.UninstallOperator(cmd.Context(), clusterName, operator, timeout); err != nil {
 				return fmt.Errorf("uninstall operator from cluster %q: %w", clusterName, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pg-operator uninstalled from cluster %q.\n", clusterName)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s uninstalled from cluster %q.\n", opName(operator), clusterName)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster to uninstall from")
+	cmd.Flags().StringVar(&operator, "operator", app.ReferenceOperator, operatorFlagHelp)
 	cmd.Flags().DurationVar(&timeout, "timeout", app.DefaultOperatorTimeout, "how long to wait for the removal")
 	return cmd
 }
@@ -102,6 +107,7 @@ func newOperatorUninstallCmd(g *globals) *cobra.Command {
 func newOperatorLogsCmd(g *globals) *cobra.Command {
 	var (
 		clusterName string
+		operator    string
 		follow      bool
 	)
 	cmd := &cobra.Command{
@@ -114,10 +120,23 @@ func newOperatorLogsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return c.OperatorLog(cmd.Context(), clusterName, cmd.OutOrStdout(), follow)
+			return c.OperatorLog(cmd.Context(), clusterName, operator, cmd.OutOrStdout(), follow)
 		},
 	}
 	cmd.Flags().StringVar(&clusterName, "cluster", "", "the cluster whose operator to read")
+	cmd.Flags().StringVar(&operator, "operator", app.ReferenceOperator, operatorFlagHelp)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "stream the log until interrupted")
 	return cmd
+}
+
+// operatorFlagHelp says which operators --operator names.
+var operatorFlagHelp = "the operator: " + strings.Join(app.OperatorNames(), ", ") +
+	" (the first is the reference operator; the others, the course's third-party ones, run on kind from their own charts, built by make images-operators)"
+
+// opName is how the commands name operator.
+func opName(operator string) string {
+	if operator == "" {
+		return app.ReferenceOperator
+	}
+	return operator
 }
