@@ -64,14 +64,14 @@ func TestParseCgroupMounts(t *testing.T) {
 // (a v1 freezer hierarchy and a v2 unified one) and /proc. Its write
 // stands in for the kernel: on v2, a thaw also clears cgroup.events.
 type fakeHost struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	cg       *cgroupFS
 	writes   []string
 	readOnly map[string]bool // cgroups whose writes the "kernel" ignores
 }
 
-func newFakeHost(t *testing.T) *fakeHost {
+func newFakeHost(t testing.TB) *fakeHost {
 	dir := t.TempDir()
 	h := &fakeHost{t: t, dir: dir, readOnly: map[string]bool{}}
 	h.cg = &cgroupFS{
@@ -497,4 +497,39 @@ func TestStuckReport(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkThawTreeNothingFrozen is what every Delete pays before it
+// removes a healthy node: a walk of the node's freezer tree. The tree is
+// laid out like a kind node running 40 pods of two containers each.
+func BenchmarkThawTreeNothingFrozen(b *testing.B) {
+	h := newFakeHost(b)
+	node := filepath.Join(h.cg.roots[0].mount, "docker", nodeID)
+	n := 0
+	mk := func(rel string) {
+		dir := filepath.Join(node, rel)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "freezer.state"), []byte("THAWED\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	mk(".")
+	mk("kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice")
+	for p := range 40 {
+		pod := fmt.Sprintf("kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/pod%d.slice", p)
+		mk(pod)
+		mk(pod + "/cri-containerd-sandbox.scope")
+		mk(pod + "/cri-containerd-a.scope")
+		mk(pod + "/cri-containerd-b.scope")
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if found := h.cg.thawTree(b.Context(), node); len(found) != 0 {
+			b.Fatalf("found %d frozen, want 0", len(found))
+		}
+	}
+	b.ReportMetric(float64(n), "cgroups/op")
 }
