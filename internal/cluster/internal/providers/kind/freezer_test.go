@@ -374,6 +374,18 @@ func (f *fakeNodes) stuck(context.Context) []string {
 	return []string{"node container oplab-t-control-plane: processes left: 4002 runc init (state D)"}
 }
 
+// TestRemoveNodesCancelled: a caller that gives up is told so, not that
+// the node is stuck.
+func TestRemoveNodesCancelled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	f := fakeNodes{frozen: true}
+	err := removeNodes(ctx, &f, time.Minute, func(frozenCgroup) {})
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStuck) || !strings.Contains(err.Error(), "did not receive an exit event") {
+		t.Errorf("got %v, want the caller's deadline with the engine's last message, not ErrStuck", err)
+	}
+}
+
 func TestRemoveNodes(t *testing.T) {
 	tests := []struct {
 		name        string

@@ -79,6 +79,9 @@ func removeNodes(ctx context.Context, ops nodeOps, budget time.Duration, onThaw 
 			break
 		}
 	}
+	if parent.Err() != nil { // the caller gave up: nothing is known to be stuck
+		return fmt.Errorf("node containers not removed after %d attempts: %w (the last: %w)", attempts, parent.Err(), last)
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(parent), stuckWait)
 	defer scancel()
 	what := ops.stuck(sctx)
