@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,11 @@ next; the cluster is deleted afterwards unless --keep is given.`,
 				return err
 			}
 			reports := run.Reports
+			if output == "" {
+				for _, sk := range run.Skipped {
+					fmt.Fprintf(out, "SKIP %s (needs %s, which the %s provider lacks: try --provider kind)\n", sk.Lab, strings.Join(sk.Missing, ", "), g.providerName)
+				}
+			}
 			if output == "json" {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")

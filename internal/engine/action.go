@@ -18,7 +18,17 @@ type actionFn func(ctx context.Context, e *Engine, a *Attempt) error
 func actionFor(p any) (do, undo actionFn) {
 	switch p := p.(type) {
 	case *lab.InstallOperator:
+		if p.Operator != "" {
+			return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installThirdParty(ctx, p.Operator) }, nil
+		}
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installOperator(ctx, p) }, nil
+	case *lab.WaitPods:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.waitPods(ctx, p) }, nil
+	case *lab.DeletePod:
+		// Undone by the pod's controller, which makes it again.
+		return func(ctx context.Context, e *Engine, a *Attempt) error { return e.deletePod(ctx, p, a) }, nil
+	case *lab.ExecInPod:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.execInPod(ctx, p) }, nil
 	case *lab.CreateCluster:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.createCluster(ctx, p) },
 			func(ctx context.Context, e *Engine, _ *Attempt) error { return e.deleteCluster(ctx, p.Target) }

@@ -49,10 +49,11 @@ func (e *Engine) installOperator(ctx context.Context, p *lab.InstallOperator) er
 // scale subresource, as `kubectl scale` does: the one change of
 // oplab-system a learner may make (see package fence).
 func (e *Engine) scaleOperator(ctx context.Context, replicas int32) error {
+	op := e.operator()
 	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
-	_, err := e.cs.AppsV1().Deployments(install.Namespace).Patch(ctx, install.Deployment, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
+	_, err := e.cs.AppsV1().Deployments(op.Namespace).Patch(ctx, op.Deployment, types.MergePatchType, patch, metav1.PatchOptions{}, "scale")
 	if err != nil {
-		return fmt.Errorf("scale deployment %s/%s to %d: %w", install.Namespace, install.Deployment, replicas, err)
+		return fmt.Errorf("scale deployment %s/%s to %d: %w", op.Namespace, op.Deployment, replicas, err)
 	}
 	return nil
 }
@@ -65,7 +66,12 @@ func (e *Engine) stopOperator(ctx context.Context) error {
 		return err
 	}
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
-		pods, err := e.cs.CoreV1().Pods(install.Namespace).List(ctx, metav1.ListOptions{LabelSelector: operatorSelector})
+		op := e.operator()
+		d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
 		if err != nil || len(pods.Items) > 0 {
 			return false, nil
 		}
@@ -77,9 +83,6 @@ func (e *Engine) stopOperator(ctx context.Context) error {
 	}
 	return nil
 }
-
-// operatorSelector selects the operator's pods.
-const operatorSelector = "app.kubernetes.io/name=" + install.Deployment
 
 // startOperator scales the operator's Deployment to 1 and waits until it is
 // ready.

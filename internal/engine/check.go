@@ -64,6 +64,14 @@ func checkFor(p any) checkFn {
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.claimsPending(ctx, p.Target) }
 	case *lab.ObjectExists:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.objectExists(ctx, p) }
+	case *lab.PodsReady:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.podsReady(ctx, p) }
+	case *lab.PatroniLeader:
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.patroniLeader(ctx, p, a) }
+	case *lab.SentinelMaster:
+		return func(ctx context.Context, e *Engine, a *Attempt) (bool, string) { return e.sentinelMaster(ctx, p, a) }
+	case *lab.ExecOutput:
+		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.execOutput(ctx, p) }
 	case *lab.OperatorReady:
 		return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) { return e.operatorReady(ctx) }
 	case *lab.OperatorStopped:

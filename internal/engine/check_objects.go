@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"oplab.dev/oplab/internal/lab"
-	"oplab.dev/oplab/internal/operator/install"
 )
 
 func (e *Engine) objectExists(ctx context.Context, p *lab.ObjectExists) (bool, string) {
@@ -36,15 +35,16 @@ func (e *Engine) objectExists(ctx context.Context, p *lab.ObjectExists) (bool, s
 // operatorReady reports whether the operator's Deployment has a ready
 // replica.
 func (e *Engine) operatorReady(ctx context.Context) (bool, string) {
-	d, err := e.cs.AppsV1().Deployments(install.Namespace).Get(ctx, install.Deployment, metav1.GetOptions{})
+	op := e.operator()
+	d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return false, fmt.Sprintf("the operator is not installed (no Deployment %s/%s)", install.Namespace, install.Deployment)
+		return false, fmt.Sprintf("the operator is not installed (no Deployment %s/%s)", op.Namespace, op.Deployment)
 	case err != nil:
 		return false, fmt.Sprintf("cannot read the operator's Deployment: %v", err)
 	}
 	if d.Status.ReadyReplicas == 0 {
-		return false, fmt.Sprintf("the operator's Deployment %s/%s has no ready replica", install.Namespace, install.Deployment)
+		return false, fmt.Sprintf("the operator's Deployment %s/%s has no ready replica", op.Namespace, op.Deployment)
 	}
 	return true, fmt.Sprintf("the operator's Deployment has %d ready replica(s)", d.Status.ReadyReplicas)
 }

@@ -99,6 +99,9 @@ type Attempt struct {
 	// Baseline is the state of the target when the attempt began; Reset
 	// returns to it.
 	Baseline Baseline `json:"baseline"`
+	// Deleted is the pod deletePod deleted (a leader, a master), which a
+	// changed patroniLeader or sentinelMaster may not find again.
+	Deleted string `json:"deleted,omitempty"`
 	// PrimaryAtT0 is the primary just before chaos ran (primaryChanged
 	// compares with it; with no chaos, Baseline.Primary is used).
 	PrimaryAtT0 string `json:"primaryAtT0,omitempty"`

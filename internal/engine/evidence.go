@@ -17,7 +17,7 @@ import (
 // the cluster's events since the attempt began, and the time since T0 (or
 // since the attempt began when there was no chaos).
 func (e *Engine) Evidence(ctx context.Context, a *Attempt) (lab.Observed, error) {
-	lines, err := e.logs.Lines(ctx, a.Started)
+	lines, err := e.logSource().Lines(ctx, a.Started)
 	if err != nil {
 		return lab.Observed{}, err
 	}
@@ -129,7 +129,7 @@ func (e *Engine) logLineSeen(ctx context.Context, p *lab.LogLineSeen, a *Attempt
 	if err != nil {
 		return false, fmt.Sprintf("bad log pattern: %v", err)
 	}
-	lines, err := e.logs.Lines(ctx, a.Started)
+	lines, err := e.logSource().Lines(ctx, a.Started)
 	if err != nil {
 		return false, fmt.Sprintf("cannot read the operator's log: %v", err)
 	}
@@ -152,6 +152,7 @@ func clip(s string, n int) string {
 // attempt's exercise, if it is due now, with what unlocked it. Due or not,
 // the Hint's Next says what the hint after the shown ones waits for.
 func (e *Engine) NextHint(ctx context.Context, l *lab.Lab, a *Attempt, shown int) (Hint, bool, error) {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return Hint{}, false, err

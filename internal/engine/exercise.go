@@ -19,6 +19,7 @@ import (
 // (the API server picks up new policies within one), hidden behind the
 // operator's install.
 func (e *Engine) Setup(ctx context.Context, l *lab.Lab, progress Progress) error {
+	e.use(l)
 	fenced := make(chan error, 1)
 	go func() { fenced <- fence.Install(ctx, e.cfg) }()
 	err := e.runSteps(ctx, PhaseSetup, "", l.Setup, nil, progress)
@@ -31,6 +32,7 @@ func (e *Engine) Setup(ctx context.Context, l *lab.Lab, progress Progress) error
 // Begin starts an attempt at exercise id: it records the time and the
 // baseline Reset returns to.
 func (e *Engine) Begin(ctx context.Context, l *lab.Lab, id string) (*Attempt, error) {
+	e.use(l)
 	if _, err := exercise(l, id); err != nil {
 		return nil, err
 	}
@@ -67,6 +69,7 @@ func (e *Engine) baseline(ctx context.Context, t lab.Target) (Baseline, error) {
 // SteadyState runs the exercise's steady-state gate. A gate that does not
 // pass is a Report with Passed false, not an error.
 func (e *Engine) SteadyState(ctx context.Context, l *lab.Lab, a *Attempt, o CheckOptions) (Report, error) {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return Report{}, err
@@ -80,6 +83,7 @@ func (e *Engine) SteadyState(ctx context.Context, l *lab.Lab, a *Attempt, o Chec
 // without chaos. Call SteadyState first: chaos on a cluster that is not
 // steady teaches nothing.
 func (e *Engine) Chaos(ctx context.Context, l *lab.Lab, a *Attempt, progress Progress) (Report, error) {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return Report{}, err
@@ -111,6 +115,7 @@ func (e *Engine) Chaos(ctx context.Context, l *lab.Lab, a *Attempt, progress Pro
 // Check runs the exercise's goal checks. When all pass for the first time
 // it records a.T1, and the report carries the time to recovery.
 func (e *Engine) Check(ctx context.Context, l *lab.Lab, a *Attempt, o CheckOptions) (Report, error) {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return Report{}, err
@@ -130,6 +135,7 @@ func (e *Engine) Check(ctx context.Context, l *lab.Lab, a *Attempt, o CheckOptio
 
 // Solve runs the exercise's reference solution.
 func (e *Engine) Solve(ctx context.Context, l *lab.Lab, a *Attempt, progress Progress) error {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return err

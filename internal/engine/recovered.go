@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"oplab.dev/oplab/internal/lab"
-	"oplab.dev/oplab/internal/operator/install"
 )
 
 // Recovered is when the cluster's own records show an exercise's goals
@@ -33,6 +32,7 @@ type Recovered struct {
 // ok is false when a goal's kind leaves no record of when it came to
 // hold; the moment of the check is then all there is.
 func (e *Engine) RecoveredAt(ctx context.Context, l *lab.Lab, a *Attempt, at time.Time) (Recovered, bool, error) {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return Recovered{}, false, err
@@ -125,7 +125,8 @@ func (e *Engine) heldSince(ctx context.Context, c lab.Check, a *Attempt) (time.T
 		}
 		return t, what, true, nil
 	case *lab.OperatorReady:
-		d, err := e.cs.AppsV1().Deployments(install.Namespace).Get(ctx, install.Deployment, metav1.GetOptions{})
+		op := e.operator()
+		d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
 		if err != nil {
 			return time.Time{}, "", false, err
 		}

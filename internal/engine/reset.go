@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"oplab.dev/oplab/internal/lab"
-	"oplab.dev/oplab/internal/operator/install"
 )
 
 // Reset returns the target to the attempt's baseline without rebuilding
@@ -29,6 +28,7 @@ import (
 // Then the cluster must reach the exercise's steady state again. Reset is
 // idempotent.
 func (e *Engine) Reset(ctx context.Context, l *lab.Lab, a *Attempt, progress Progress) error {
+	e.use(l)
 	ex, err := exercise(l, a.Exercise)
 	if err != nil {
 		return err
@@ -120,6 +120,7 @@ func (e *Engine) waitChecks(ctx context.Context, a *Attempt, checks []lab.Check)
 // deleted, roles its chaos cut are restored, and the operator (kept
 // installed) runs. It is idempotent.
 func (e *Engine) Teardown(ctx context.Context, l *lab.Lab, progress Progress) error {
+	e.use(l)
 	var steps []lab.Step
 	steps = append(steps, l.Setup...)
 	for _, ex := range l.Exercises {
@@ -144,7 +145,8 @@ func (e *Engine) Teardown(ctx context.Context, l *lab.Lab, progress Progress) er
 			problems = append(problems, err)
 		}
 	}
-	if _, err := e.cs.AppsV1().Deployments(install.Namespace).Get(ctx, install.Deployment, metav1.GetOptions{}); err == nil {
+	op := e.operator()
+	if _, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{}); err == nil {
 		if ok, _ := e.operatorReady(ctx); !ok {
 			if err := e.startOperator(ctx); err != nil {
 				problems = append(problems, err)

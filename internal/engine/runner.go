@@ -38,6 +38,8 @@ type Engine struct {
 	// learner: the Engine acts as the learner (asLearner), with nothing of
 	// the admin's.
 	learner bool
+	// op is the lab's operator (see use).
+	op *labOperator
 }
 
 // RealContainersPace is how much longer actions and checks may take on a
@@ -89,8 +91,11 @@ func New(t Target) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
+	e.op = &labOperator{}
 	if e.logs == nil {
 		e.logs = e.defaultLogs()
+	} else {
+		e.op.fixedLogs = true
 	}
 	return e, nil
 }

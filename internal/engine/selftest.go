@@ -94,6 +94,7 @@ func SelfTest(ctx context.Context, l *lab.Lab, t Target, progress Progress) (*Se
 // from its end state. A lab that fails its self-test is a report with
 // Passed false; the error is for a setup that could not run.
 func (e *Engine) SelfTest(ctx context.Context, l *lab.Lab, progress Progress) (*SelfTestReport, error) {
+	e.use(l)
 	start := time.Now()
 	rep := &SelfTestReport{Lab: l.ID}
 	if err := e.Setup(ctx, l, progress); err != nil {

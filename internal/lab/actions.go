@@ -14,7 +14,7 @@ import (
 
 func actionSpecs() []KindSpec {
 	return []KindSpec{
-		newSpec[InstallOperator]("installOperator", "install the reference operator's chart and wait for its Deployment", 2*time.Minute, 0),
+		newSpec[InstallOperator]("installOperator", "install the lab's operator's chart (the reference operator's, or a third-party one) and wait for its Deployment", 3*time.Minute, 0),
 		newSpec[CreateCluster]("createCluster", "create a PostgresCluster", 30*time.Second, 0),
 		newSpec[ApplyManifest]("applyManifest", "server-side apply one or more YAML documents", 30*time.Second, 0),
 		newSpec[DeleteObject]("deleteObject", "delete one object, ignoring not found", 30*time.Second, 0),
@@ -29,12 +29,18 @@ func actionSpecs() []KindSpec {
 		newSpec[ScaleCluster]("scaleCluster", "set spec.replicas of the PostgresCluster", 30*time.Second, 0),
 		newSpec[Switchover]("switchover", "ask the operator to make another instance the primary", time.Minute, 0),
 		newSpec[PatchObject]("patchObject", "merge-patch one object or its status, as a hand with kubectl would", 30*time.Second, 0),
+		newSpec[WaitPods]("waitPods", "wait until count pods of the selector are ready", 5*time.Minute, 0),
+		newSpec[DeletePod]("deletePod", "delete the one ready pod the selector picks (a leader, a master); T0 when it is gone", time.Minute, 0),
+		newSpec[ExecInPod]("execInPod", "run a command in the one ready pod the selector picks (write a row, a key)", time.Minute, 0),
 	}
 }
 
 // InstallOperator installs the bundled operator chart.
 type InstallOperator struct {
 	Namespace string `yaml:"namespace,omitempty"` // default oplab-system
+	// Operator is a third-party operator to install from its own chart
+	// (the lab's operator); the reference operator when empty.
+	Operator string `yaml:"operator,omitempty"`
 }
 
 // CreateCluster creates a PostgresCluster.

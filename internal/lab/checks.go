@@ -26,6 +26,10 @@ func checkSpecs() []KindSpec {
 		newSpec[OperatorReady]("operatorReady", "the operator's Deployment has a ready replica", time.Minute, 2),
 		newSpec[OperatorStopped]("operatorStopped", "the operator's Deployment has no ready replica", 30*time.Second, 2),
 		newSpec[PrimaryIs]("primaryIs", "status.currentPrimary is the given instance and it carries the primary label", time.Minute, 2),
+		newSpec[PodsReady]("podsReady", "count pods of the selector are ready", 2*time.Minute, 2),
+		newSpec[PatroniLeader]("patroniLeader", "Patroni's leader is the one pod labelled spilo-role=master, its server is not in recovery, and the cluster's Service points at it (and, with changed, it is not the pod deleted)", 2*time.Minute, 2),
+		newSpec[SentinelMaster]("sentinelMaster", "every Sentinel names the same master, that Redis answers ROLE master, and every other Redis replicates from it (and, with changed, it is not the pod deleted)", 2*time.Minute, 2),
+		newSpec[ExecOutput]("execOutput", "a command in the one ready pod the selector picks prints what want matches (a row count, a key's value)", time.Minute, 1),
 	}
 }
 

@@ -29,6 +29,11 @@ type Lab struct {
 	Lesson []string `yaml:"lesson"`
 	// Requires lists provider capabilities the lab cannot run without.
 	Requires []string `yaml:"requires,omitempty"`
+	// Operator names the lab's operator when it is not the reference one:
+	// one of the course's third-party operators (package thirdparty), which
+	// run on real containers only. Its log is the lab's operator log, and
+	// operatorReady, stopOperator and startOperator act on it.
+	Operator string `yaml:"operator,omitempty"`
 	// Target is the PostgresCluster that steps act on unless they say otherwise.
 	Target    Target     `yaml:"target"`
 	Setup     []Step     `yaml:"setup"`

@@ -54,6 +54,12 @@ func (v *validator) validateLab() {
 			v.add(fmt.Sprintf("requires[%d]", i), "unknown capability %q (known: %v)", c, capabilities)
 		}
 	}
+	if l.Operator != "" {
+		v.id("operator", l.Operator)
+		if !slices.Contains(l.Requires, "realContainers") {
+			v.add("operator", "a third-party operator runs on real containers only: add realContainers to requires")
+		}
+	}
 	v.id("quiz", l.Quiz)
 	v.steps("setup", l.Setup)
 	if len(l.Exercises) == 0 {

@@ -38,6 +38,17 @@ type SelfTestRun struct {
 	Reports []*engine.SelfTestReport `json:"reports"`
 	// Failed counts the labs whose self-test did not pass.
 	Failed int `json:"failed"`
+	// Skipped are the labs of the course the provider cannot run (a lab of
+	// a third-party operator on the embedded provider), when no lab was
+	// named.
+	Skipped []SkippedLab `json:"skipped,omitempty"`
+}
+
+// SkippedLab is a lab SelfTest left out, and the capabilities it needs
+// that the provider lacks.
+type SkippedLab struct {
+	Lab     string   `json:"lab"`
+	Missing []string `json:"missing"`
 }
 
 // SelfTest proves that labs' graders work (what `oplab lab selftest`
@@ -57,6 +68,21 @@ func (m *Manager) SelfTest(ctx context.Context, o SelfTestOptions) (*SelfTestRun
 		return nil, errors.New("self-test: no cluster provider configured")
 	}
 	run := &SelfTestRun{Cluster: selfTestName()}
+	// Every lab it can run when none is named; a named one it cannot is
+	// an error, before any cluster is made.
+	runnable := labs[:0:0]
+	for _, l := range labs {
+		missing := m.missing(l)
+		switch {
+		case len(missing) == 0:
+			runnable = append(runnable, l)
+		case len(o.Labs) > 0:
+			return nil, fmt.Errorf("self-test lab %s needs %v, which the %s provider lacks: %w", l.ID, missing, m.o.Provider.Info().Name, ErrUnsupported)
+		default:
+			run.Skipped = append(run.Skipped, SkippedLab{Lab: l.ID, Missing: missing})
+		}
+	}
+	labs = runnable
 	e, err := m.selfTestCluster(ctx, run.Cluster, o.ClusterProgress)
 	if err != nil {
 		return nil, err
