@@ -92,6 +92,18 @@ kind-env: ## Prepare a container engine for kind; prints the variables to eval: 
 images: ## Build kind's node image, PostgreSQL 15 and the operator images offline (a no-op when cached)
 	eval "$$(./hack/kind/env.sh)" && $(KIND_NICE) ./hack/kind/build-images.sh
 
+# The course's third-party operators, apart from `make images` (cold, they
+# add Go builds and two Debian trees): Zalando's postgres-operator with a
+# Spilo-compatible PostgreSQL image, Spotahome's redis-operator with Redis,
+# and their charts, taken from the module zips, under $(BIN)/charts.
+.PHONY: images-operators test-images-operators
+images-operators: ## Build the third-party operators' images and charts offline (a no-op when cached)
+	eval "$$(./hack/kind/env.sh)" && $(KIND_NICE) ./hack/kind/build-images.sh zalando redis
+
+test-images-operators: images-operators ## Test the third-party operators' images without Kubernetes, and their load into a kind node
+	eval "$$(./hack/kind/env.sh)" && \
+	  OPLAB_KIND_TEST=1 $(GO) test -count=1 -timeout 20m -run 'OperatorImages|Spilo|RedisImage' ./hack/kind/
+
 # The kind tests: a cluster's lifecycle, the operator on real PostgreSQL
 # and, with OPLAB_KIND_SLOW=1, every lab's self-test on kind. `make test`
 # runs the quick ones after the rest of the suite, never beside it: on a

@@ -6,12 +6,18 @@
 #       the images kubeadm asks for (etcd, coredns, pause, kube-*), kind's
 #       local-path storage and a bridge CNI configuration;
 #   docker.io/library/postgres:15          PostgreSQL from Debian's packages;
-#   oplab.local/pg-operator:dev, oplab.local/oplab:dev   from ./Dockerfile.
+#   oplab.local/pg-operator:dev, oplab.local/oplab:dev   from ./Dockerfile;
+# and, only when asked for (make images-operators), the course's third-party
+# operators from their Go modules, the images their pods run and their
+# charts (see build_zalando and build_redis below):
+#   oplab.local/postgres-operator:v1.15.1, oplab.local/spilo:15,
+#   oplab.local/redis-operator:v1.2.4, oplab.local/redis:7.0.15,
+#   $OPLAB_BIN/charts/postgres-operator-1.15.1/, .../redis-operator-3.2.6/.
 # Every image carries a content label (oplab.key: a hash of its inputs) and
 # is rebuilt only when that changes, so a second run is a no-op. Debian
 # root file systems are cached as tars under $CACHE/kind/rootfs/.
 #
-#   hack/kind/build-images.sh [node|postgres|operator|rootfs]...   (default: the first three)
+#   hack/kind/build-images.sh [node|postgres|operator|rootfs|zalando|redis]...   (default: the first three)
 source "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "building the images needs root (debootstrap)"
@@ -43,7 +49,7 @@ rootfs() {
     dir=$(mktemp -d "$ROOTFS/.$name.XXXXXX")
     debootstrap --variant=minbase --include="$pkgs" "$DEBIAN_SUITE" "$dir" "$MIRROR" >"$dir.log" 2>&1 ||
       { tail -20 "$dir.log" >&2; die "debootstrap failed: $dir.log"; }
-    [ -z "$setup" ] || (eval "$setup")
+    [ -z "$setup" ] || (eval "$setup") || die "setting up the $name tree failed"
     rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/* "$dir"/usr/share/doc/* "$dir"/usr/share/man/* \
       "$dir"/usr/share/info/* "$dir"/var/log/*.log
     tar --numeric-owner -C "$dir" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
@@ -239,12 +245,187 @@ build_operator() {
   "$KIND_HACK/build-operator-image.sh"
 }
 
+# ---- the course's third-party operators (issue 22) ----------------------------
+# Zalando's postgres-operator and Spotahome's redis-operator at the versions
+# the course uses, each built from its Go module; the images their pods run,
+# from Debian's packages; their Helm charts, taken out of the module zips.
+ZALANDO=github.com/zalando/postgres-operator@v1.15.1
+SPOTAHOME=github.com/spotahome/redis-operator@v1.2.4
+CHARTS=${OPLAB_BIN:-$ROOT/bin}/charts
+SPILO_IMAGE=oplab.local/spilo:15
+REDIS_IMAGE=oplab.local/redis:7.0.15
+# Debian's patroni talks to the Kubernetes API with its own client, so
+# python3-kubernetes is not needed; openssl makes the server certificate
+# (the operator connects with sslmode=require); locales gives Spilo's
+# en_US.UTF-8; procps gives ps to whoever looks inside a pod.
+SPILO_PKGS=patroni,postgresql-15,locales,openssl,procps
+REDIS_PKGS=redis-server,redis-sentinel,redis-tools
+
+module_dir() { (cd "$ROOT" && go mod download -json "$1" | jq -r .Dir); }
+
+# ctx_key DIR: a content hash of a build context (names, modes and bytes).
+ctx_key() { tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$1" -cf - . | sha256sum | cut -c1-12; }
+
+# go_program MODULE@VERSION DIR [LDFLAGS]: the program in DIR of a module,
+# built as its upstream Dockerfile builds it (CGO off, so static) in a copy
+# of the module, so that its own go.mod and go.sum apply; cached as
+# $BINCACHE/<name>-<version>/<name>, <name> the module path's last element.
+# Prints the binary's path.
+go_program() {
+  local modver=$1 pkg=$2 ldflags=${3:-} name out work
+  name=${modver%@*}; name=${name##*/}
+  out=$BINCACHE/$name-${modver#*@}
+  if [ ! -e "$out/.done" ]; then
+    step "$name ${modver#*@}: go build ./$pkg of the module"
+    work=$(mktemp -d)
+    cp -r "$(module_dir "$modver")/." "$work/" && chmod -R u+w "$work" || die "no module $modver"
+    mkdir -p "$out"
+    (cd "$work" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w $ldflags" -o "$out/$name" "./$pkg") ||
+      die "go build of $modver failed"
+    rm -rf "$work"; touch "$out/.done"
+  fi
+  echo "$out/$name"
+}
+
+# operator_image TAG BINARY PATH USER: a static Go program where its upstream
+# Dockerfile puts it (PATH, the entrypoint), run as USER, uid 1000 as the
+# charts' securityContext expects, with /etc/passwd naming it, /tmp and
+# Debian's CA bundle, on an empty base.
+operator_image() {
+  local tag=$1 bin=$2 path=$3 user=$4 ctx key node_tar
+  node_tar=$(rootfs node "$NODE_PKGS")
+  ctx=$(mktemp -d)
+  mkdir -p "$ctx/root/etc/ssl/certs" "$ctx/root/tmp" "$ctx/root$(dirname "$path")"
+  chmod 1777 "$ctx/root/tmp"
+  install -m 0755 "$bin" "$ctx/root$path"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\n%s:x:1000:1000:%s:/tmp:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n' \
+    "$user" "$user" > "$ctx/root/etc/passwd"
+  printf 'root:x:0:\n%s:x:1000:\nnogroup:x:65534:\n' "$user" > "$ctx/root/etc/group"
+  echo 'hosts: files dns' > "$ctx/root/etc/nsswitch.conf"
+  tar -xOf "$node_tar" ./etc/ssl/certs/ca-certificates.crt > "$ctx/root/etc/ssl/certs/ca-certificates.crt"
+  printf 'FROM scratch\nCOPY root/ /\nENV PATH=/usr/local/bin:/usr/bin:/bin\nUSER 1000:1000\nENTRYPOINT ["%s"]\n' "$path" > "$ctx/Dockerfile"
+  key=$(ctx_key "$ctx")
+  if fresh "$tag" "$key"; then info "$tag is up to date ($key)"; else info "$tag"; build_ctx "$tag" "$key" "$ctx"; fi
+  rm -rf "$ctx"
+}
+
+# debian_image TAG TAR CONTEXT: the Debian tree TAR imported, then
+# CONTEXT/Dockerfile (FROM TAG.imported) built over it; skipped when both
+# are as they were.
+debian_image() {
+  local tag=$1 tar=$2 ctx=$3 key
+  key=$(printf '%s\n' "$tar" "$(ctx_key "$ctx")" | sha256sum | cut -c1-12)
+  if fresh "$tag" "$key"; then info "$tag is up to date ($key)"; return; fi
+  step "image $tag"
+  docker import "$tar" "$tag.imported" >/dev/null
+  build_ctx "$tag" "$key" "$ctx"
+  docker rmi "$tag.imported" >/dev/null
+}
+
+# install_chart DIR: the chart at DIR of a module copied to
+# $CHARTS/<name>-<version>/ (from its Chart.yaml), without the packaged
+# releases and the index Zalando keeps beside it; left alone when the same.
+install_chart() {
+  local src=$1 name version dest tmp
+  name=$(sed -nE 's/^name: *"?([^"]+)"?$/\1/p' "$src/Chart.yaml" | head -1)
+  version=$(sed -nE 's/^version: *"?([^"]+)"?$/\1/p' "$src/Chart.yaml" | head -1)
+  [ -n "$name" ] && [ -n "$version" ] || die "$src/Chart.yaml names no chart and version"
+  dest=$CHARTS/$name-$version
+  mkdir -p "$CHARTS"
+  tmp=$(mktemp -d "$CHARTS/.$name.XXXXXX")
+  tar -C "$src" --exclude='./*.tgz' --exclude=./index.yaml -cf - . | tar -C "$tmp" -xf -
+  chmod -R u+w,go+rX "$tmp" # the module cache is read-only, mktemp's directory private
+  if diff -r "$tmp" "$dest" >/dev/null 2>&1; then
+    rm -rf "$tmp"; info "chart $dest is up to date"; return
+  fi
+  rm -rf "$dest"; mv "$tmp" "$dest"; info "chart $dest"
+}
+
+# build_zalando: Zalando's operator, the Spilo-compatible image its pods
+# run, and its chart.
+build_zalando() {
+  local version=${ZALANDO#*@} bin
+  bin=$(go_program "$ZALANDO" cmd "-X main.version=$version")
+  operator_image "oplab.local/postgres-operator:$version" "$bin" /postgres-operator pgo
+  build_spilo
+  install_chart "$(module_dir "$ZALANDO")/charts/postgres-operator"
+}
+
+# build_spilo: Patroni and PostgreSQL 15 from Debian, laid out as Spilo is
+# (postgres is uid 101, gid 103, home /home/postgres, data under
+# /home/postgres/pgdata), and images/spilo/entrypoint.py, which does what
+# Spilo's launch does with the variables the operator sets.
+build_spilo() {
+  local setup='
+    chroot "$dir" sh -ec "
+      groupmod -g 103 postgres; usermod -u 101 -g 103 -d /home/postgres postgres
+      echo en_US.UTF-8 UTF-8 > /etc/locale.gen; locale-gen >/dev/null
+      rm -rf /var/lib/postgresql/15 /etc/postgresql/15
+      mkdir -p /home/postgres/pgdata /run/certs /scripts
+      chown -R 101:103 /home/postgres /run/certs /run/postgresql /var/lib/postgresql /etc/postgresql /var/log/postgresql" &&
+    rm -rf "$dir"/usr/lib/postgresql/15/lib/bitcode "$dir"/usr/lib/llvm-*'
+  local tar ctx
+  tar=$(rootfs spilo "$SPILO_PKGS" "$setup")
+  ctx=$(mktemp -d)
+  install -m 0755 "$KIND_HACK/images/spilo/entrypoint.py" "$ctx/entrypoint.py"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM $SPILO_IMAGE.imported
+COPY entrypoint.py /scripts/entrypoint.py
+ENV PGHOME=/home/postgres PGROOT=/home/postgres/pgdata/pgroot PGDATA=/home/postgres/pgdata/pgroot/data \\
+    LC_ALL=en_US.UTF-8 PATH=/usr/lib/postgresql/15/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+WORKDIR /home/postgres
+EXPOSE 5432 8008 8080
+CMD ["/usr/bin/python3", "/scripts/entrypoint.py"]
+DOCKERFILE
+  debian_image "$SPILO_IMAGE" "$tar" "$ctx"
+  rm -rf "$ctx"
+}
+
+# build_redis: Spotahome's operator, the Redis image its pods run, and its
+# chart.
+build_redis() {
+  local bin
+  bin=$(go_program "$SPOTAHOME" cmd/redisoperator)
+  operator_image "oplab.local/redis-operator:${SPOTAHOME#*@}" "$bin" /usr/local/bin/redis-operator rf
+  build_redis_server
+  install_chart "$(module_dir "$SPOTAHOME")/charts/redisoperator"
+}
+
+# build_redis_server: Debian's Redis 7.0 for the operator's pods, which run
+# redis-server and shell scripts (redis-cli, tr, cut, xargs, hostname -i) as
+# uid 1000 on a read-only root, saving to the working directory: /data,
+# owned by that uid. images/redis/redis-server turns protected mode off as
+# the official image does.
+build_redis_server() {
+  local setup='
+    chroot "$dir" sh -ec "
+      groupmod -g 1000 redis; usermod -u 1000 -g 1000 -d /data redis
+      mkdir -p /data; chown -R 1000:1000 /data /etc/redis /var/lib/redis /var/log/redis"'
+  local tar ctx
+  tar=$(rootfs redis "$REDIS_PKGS" "$setup")
+  ctx=$(mktemp -d)
+  install -m 0755 "$KIND_HACK/images/redis/redis-server" "$ctx/redis-server"
+  install -m 0755 "$KIND_HACK/images/redis/redis-server" "$ctx/redis-sentinel"
+  cat > "$ctx/Dockerfile" <<DOCKERFILE
+FROM $REDIS_IMAGE.imported
+COPY redis-server redis-sentinel /usr/local/bin/
+ENV PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+WORKDIR /data
+USER 1000:1000
+EXPOSE 6379 26379
+CMD ["redis-server"]
+DOCKERFILE
+  debian_image "$REDIS_IMAGE" "$tar" "$ctx"
+  rm -rf "$ctx"
+}
+
 stages=("$@"); [ ${#stages[@]} -gt 0 ] || stages=(node postgres operator)
 for s in "${stages[@]}"; do
   case $s in
     node) build_node ;; postgres) build_postgres ;; operator) build_operator ;;
     rootfs) rootfs node "$NODE_PKGS" >/dev/null ;; # the node's Debian tree only
-    *) die "unknown stage $s (node, postgres, operator, rootfs)" ;;
+    zalando) build_zalando ;; redis) build_redis ;;
+    *) die "unknown stage $s (node, postgres, operator, rootfs, zalando, redis)" ;;
   esac
 done
 step "images ready"
