@@ -31,6 +31,9 @@ const (
 // images is not in the engine.
 func needImages(t *testing.T, images ...string) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a container engine and `make images-operators`; -short")
+	}
 	if os.Getenv("OPLAB_KIND_TEST") != "1" {
 		t.Skip("image tests skipped: run `make test-images-operators` (needs a container engine)")
 	}
@@ -287,7 +290,8 @@ func TestSpiloImageBootstraps(t *testing.T) {
 	etcd := etcdImage(t)
 	needImages(t, spiloImage, etcd)
 	e := newEngine(t, 4*time.Minute)
-	dcs := e.start("etcd", etcd, "etcd", "--data-dir=/tmp/etcd", "--listen-client-urls=http://127.0.0.1:2379",
+	// The pod's network namespace (and so its hostname) is etcd's.
+	dcs := e.start("etcd", "--hostname", "my-postgres-cluster-0", etcd, "etcd", "--data-dir=/tmp/etcd", "--listen-client-urls=http://127.0.0.1:2379",
 		"--advertise-client-urls=http://127.0.0.1:2379", "--listen-peer-urls=http://127.0.0.1:2380")
 	const password = "su-secret"
 	env := []string{}
@@ -297,7 +301,7 @@ func TestSpiloImageBootstraps(t *testing.T) {
 		}
 	}
 	env = append(env, "ETCD3_HOST=127.0.0.1:2379", "POD_IP=127.0.0.1")
-	args := append([]string{"--network", "container:" + dcs, "--hostname", "my-postgres-cluster-0"}, envArgs(env)...)
+	args := append([]string{"--network", "container:" + dcs}, envArgs(env)...)
 	pod := e.start("spilo", append(args, spiloImage)...)
 
 	readiness := `python3 -c 'import urllib.request as u; print(u.urlopen("http://127.0.0.1:8008/readiness").status)'`
