@@ -290,8 +290,7 @@ func TestSpiloImageBootstraps(t *testing.T) {
 	etcd := etcdImage(t)
 	needImages(t, spiloImage, etcd)
 	e := newEngine(t, 4*time.Minute)
-	// The pod's network namespace (and so its hostname) is etcd's.
-	dcs := e.start("etcd", "--hostname", "my-postgres-cluster-0", etcd, "etcd", "--data-dir=/tmp/etcd", "--listen-client-urls=http://127.0.0.1:2379",
+	dcs := e.start("etcd", etcd, "etcd", "--data-dir=/tmp/etcd", "--listen-client-urls=http://127.0.0.1:2379",
 		"--advertise-client-urls=http://127.0.0.1:2379", "--listen-peer-urls=http://127.0.0.1:2380")
 	const password = "su-secret"
 	env := []string{}
