@@ -219,6 +219,9 @@ type LabEntry struct {
 	// Duration is the lab's time limit: its exercises' added up.
 	Duration time.Duration `json:"timeLimitMs"`
 	Requires []string      `json:"requires"`
+	// Missing are the capabilities of Requires this server's provider
+	// lacks: the lab cannot start here, and the catalogue says so.
+	Missing []string `json:"missing,omitempty"`
 	// State is the learner's: "", "provisioning", "ready", "in-exercise",
 	// "completed", "failed" or "expired"; Session is that session's id.
 	State string `json:"state,omitempty"`
