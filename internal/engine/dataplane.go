@@ -249,6 +249,7 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		return false, fmt.Sprintf("no ready pod of cluster %s", p.Cluster)
 	}
 	leaders := map[string]bool{}
+	running := map[string]int{} // members running, as each pod's Patroni lists them
 	for _, pod := range pods {
 		out, err := podexec.Run(ctx, e.cfg, ns, pod.Name, spiloContainer, "patronictl", "-c", spiloConfig, "list", "-f", "json")
 		if err != nil {
@@ -262,6 +263,9 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		for _, m := range members {
 			if m.Role == "Leader" {
 				leader = m.Member
+			}
+			if m.State == "running" || m.State == "streaming" {
+				running[pod.Name]++
 			}
 		}
 		leaders[leader] = true
@@ -292,6 +296,9 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 	}
 	if ok, why := e.serviceAt(ctx, ns, p.Cluster, leaderPod); !ok {
 		return false, why
+	}
+	if p.Members > 0 && running[leader] != p.Members {
+		return false, fmt.Sprintf("Patroni lists %d members running, want %d", running[leader], p.Members)
 	}
 	if p.Changed && a != nil && a.Deleted == leader {
 		return false, fmt.Sprintf("the leader is still %s, the pod that was deleted", leader)

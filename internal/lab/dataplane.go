@@ -79,6 +79,9 @@ type PatroniLeader struct {
 	Namespace string `yaml:"namespace,omitempty"`
 	// Changed asks that the leader is not the pod deletePod deleted.
 	Changed bool `yaml:"changed,omitempty"`
+	// Members, when set, is how many members Patroni must list running
+	// (a pod is ready before its replica is cloned).
+	Members int `yaml:"members,omitempty"`
 }
 
 // Validate implements Validator.

@@ -77,10 +77,13 @@ func TestKindZalandoFailover(t *testing.T) {
 		// Zalando turns the user's _ into - in the Secret's name.
 		t.Errorf("the generated credentials Secret: %v", err)
 	}
+	// A pod is ready before its replica has been cloned: the failover
+	// needs Patroni to see both members running.
+	waitFor(t, ctx, "Patroni's 2 members running, one of them leader", 5*time.Minute, func() (string, bool) {
+		got, n := patroniMembers(ctx, c, leader)
+		return fmt.Sprintf("leader %q, %d running", got, n), got == leader && n == 2
+	})
 	psql(t, ctx, c, leader, "create table kept (x int); insert into kept values (1)")
-	if got := patroniLeader(t, ctx, c, leader); got != leader {
-		t.Errorf("patronictl list names %q the leader, want %s (labelled master)", got, leader)
-	}
 
 	deleted := time.Now()
 	if err := c.Client.CoreV1().Pods("default").Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
@@ -103,7 +106,7 @@ func TestKindZalandoFailover(t *testing.T) {
 	if got := strings.TrimSpace(psql(t, ctx, c, next, "select count(*) from kept")); got != "2" {
 		t.Errorf("rows on the new leader: got %s, want 2 (the one written before the failover kept)", got)
 	}
-	if got := patroniLeader(t, ctx, c, next); got != next {
+	if got, _ := patroniMembers(ctx, c, next); got != next {
 		t.Errorf("patronictl list names %q the leader, want %s", got, next)
 	}
 	if ip := endpointIP(t, ctx, c, "my-postgres-cluster"); ip != podIP(t, ctx, c, next) {
@@ -266,23 +269,27 @@ func psql(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod, sql st
 	return out
 }
 
-// patroniLeader is the leader `patronictl list` names, as the course asks.
-func patroniLeader(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string) string {
-	t.Helper()
+// patroniMembers is the leader `patronictl list` names in pod, as the
+// course asks, and how many members run.
+func patroniMembers(ctx context.Context, c *clustertest.Cluster, pod string) (string, int) {
 	out, err := podexec.Run(ctx, c.Config, "default", pod, "postgres", "patronictl", "-c", "/home/postgres/postgres.yml", "list", "-f", "json")
 	if err != nil {
-		t.Fatal(err)
+		return err.Error(), 0
 	}
-	var members []struct{ Member, Role string }
+	var members []struct{ Member, Role, State string }
 	if err := yaml.Unmarshal([]byte(out), &members); err != nil {
-		t.Fatalf("patronictl list: %v\n%s", err, out)
+		return err.Error(), 0
 	}
+	leader, running := "", 0
 	for _, m := range members {
 		if m.Role == "Leader" {
-			return m.Member
+			leader = m.Member
+		}
+		if m.State == "running" || m.State == "streaming" {
+			running++
 		}
 	}
-	return ""
+	return leader, running
 }
 
 // sentinelMaster is the pod at the address every Sentinel gives for
