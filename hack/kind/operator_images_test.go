@@ -260,6 +260,7 @@ func TestSpiloEntrypointConfig(t *testing.T) {
 			{"bootstrap.dcs.postgresql.use_pg_rewind", true},
 			{"bootstrap.initdb.0.auth-host", "md5"}, // the operator's list replaces Spilo's
 			{"bootstrap.initdb.2", nil},
+			{"bootstrap.post_init", "/usr/bin/python3 /scripts/entrypoint.py post-init zalandos"}, // HUMAN_ROLE
 		} {
 			if got := at(doc, tt.path); got != tt.want {
 				t.Errorf("%s: got %#v, want %#v", tt.path, got, tt.want)
@@ -284,13 +285,15 @@ func TestSpiloEntrypointConfig(t *testing.T) {
 // Kubernetes API as Patroni's DCS: Patroni initialises PostgreSQL and
 // leads, its REST API answers the readiness probe, `patronictl -c
 // /home/postgres/postgres.yml list` (the course's command) shows the
-// leader, PostgreSQL runs as postgres, and the superuser logs in with its
-// password over SSL, as the operator does (sslmode=require).
+// leader, PostgreSQL runs as postgres, the superuser logs in with its
+// password over SSL, as the operator does (sslmode=require), and the roles
+// the operator's users join exist.
 func TestSpiloImageBootstraps(t *testing.T) {
 	etcd := etcdImage(t)
 	needImages(t, spiloImage, etcd)
 	e := newEngine(t, 4*time.Minute)
-	dcs := e.start("etcd", etcd, "etcd", "--data-dir=/tmp/etcd", "--listen-client-urls=http://127.0.0.1:2379",
+	// The pod's network namespace (and so its hostname) is etcd's.
+	dcs := e.start("etcd", "--hostname", "my-postgres-cluster-0", etcd, "etcd", "--data-dir=/tmp/etcd", "--listen-client-urls=http://127.0.0.1:2379",
 		"--advertise-client-urls=http://127.0.0.1:2379", "--listen-peer-urls=http://127.0.0.1:2380")
 	const password = "su-secret"
 	env := []string{}
@@ -323,6 +326,10 @@ func TestSpiloImageBootstraps(t *testing.T) {
 		{login + `"select ssl from pg_stat_ssl where pid = pg_backend_pid()"`, "t"},
 		{login + `"select pg_is_in_recovery()"`, "f"},
 		{login + `"select rolreplication from pg_roles where rolname = 'standby'"`, "t"},
+		// The roles Spilo's post_init makes; the operator creates users IN ROLE admin.
+		{login + `"select string_agg(rolname || ':' || rolcanlogin, ' ' order by rolname) from pg_roles where rolname in ('admin', 'cron_admin', 'robot_zmon', 'zalandos')"`,
+			"admin:false cron_admin:false robot_zmon:false zalandos:false"},
+		{login + `"select pg_has_role('admin', 'cron_admin', 'member')"`, "t"},
 		{`PGPASSWORD=wrong psql "host=127.0.0.1 dbname=postgres user=postgres sslmode=require" -tAc 'select 1' 2>&1 | grep -c 'password authentication failed'`, "1"},
 		{`stat -c %U /home/postgres/pgdata/pgroot/data`, "postgres"},
 		{`ps -o user= -C postgres | sort -u`, "postgres"},

@@ -15,14 +15,18 @@ operator and the course rely on:
 - the superuser and replication users from PGUSER_* and PGPASSWORD_*;
 - SSL on (the operator connects with sslmode=require), the REST API on
   :8008 (the readiness probe asks /readiness), the data under $PGROOT;
+- the roles Spilo's post_init.sh makes at bootstrap: the operator creates
+  its users IN ROLE admin;
 - SPILO_CONFIGURATION merged over these defaults, the operator's winning.
 
 Usage: entrypoint.py [configure]   (configure: write the file, do not start)
+       entrypoint.py post-init HUMAN_ROLE URL   (Patroni's bootstrap.post_init)
 """
 import json
 import os
 import pwd
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -107,6 +111,7 @@ def configuration(env):
                         'max_connections': min(max(100, mem // 30), 1000),  # 1 per 30 MB, as Spilo
                         'log_line_prefix': '%t [%p]: [%l-1] %c %x %d %u %a %h '}}},
             'initdb': [{'encoding': 'UTF8'}, {'locale': 'en_US.UTF-8'}, 'data-checksums'],
+            'post_init': '/usr/bin/python3 /scripts/entrypoint.py post-init ' + shlex.quote(env.get('HUMAN_ROLE', 'zalandos')),
         },
         'postgresql': {
             'listen': '*:5432', 'connect_address': ip + ':5432',
@@ -193,9 +198,22 @@ def run_patroni(env):
     os.execvpe('patroni', ['patroni', CONFIG], clean)
 
 
+def post_init(human_role, url):
+    """The roles of Spilo's post_init.sh (its extensions are not in Debian's packages): the operator
+    makes the users of a manifest members of admin, and never touches these protected roles."""
+    import psycopg2
+    from psycopg2 import sql
+    with psycopg2.connect(url) as conn, conn.cursor() as cur:
+        cur.execute('CREATE ROLE admin CREATEDB; CREATE ROLE cron_admin; GRANT cron_admin TO admin; CREATE ROLE robot_zmon')
+        if human_role:
+            cur.execute(sql.SQL('CREATE ROLE {}').format(sql.Identifier(human_role)))
+
+
 def main(args):
+    if args[:1] == ['post-init'] and len(args) == 3:
+        return post_init(args[1], args[2])
     if args not in ([], ['configure']):
-        fail('usage: entrypoint.py [configure]')
+        fail('usage: entrypoint.py [configure] | post-init HUMAN_ROLE URL')
     env = dict(os.environ)
     config = configuration(env)
     prepare(config)
