@@ -1,6 +1,7 @@
 package kind_test
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +42,8 @@ func TestRedisImage(t *testing.T) {
 	if out, stderr, err := e.run("network", "create", network); err != nil {
 		t.Fatalf("docker network create: %v: %s %s", err, out, stderr)
 	}
-	t.Cleanup(func() { _, _, _ = e.run("network", "rm", network) })
+	// Not e.run: the test's context is cancelled before its cleanups run.
+	t.Cleanup(func() { _, _ = exec.Command("docker", "network", "rm", network).CombinedOutput() })
 	mounts := []string{"--read-only", "--mount", "type=tmpfs,destination=/redis,tmpfs-mode=1777"}
 	redis := e.start("redis", append(append([]string{"--network", network, "-v", "/data"}, mounts...),
 		redisImage, "sh", "-c", `printf '%s\n' "$0" > /redis/redis.conf && exec redis-server /redis/redis.conf`, redisConf)...)
