@@ -23,7 +23,8 @@ import (
 
 // The course's manifests, as its chapter writes them; only the version
 // (Debian packages PostgreSQL 15, not 16) and, for Redis, the images (the
-// operator's default, redis:6.2.6-alpine, is on a registry) differ.
+// operator's default, redis:6.2.6-alpine, is on a registry, and its pull
+// policy Always) differ.
 const (
 	postgresManifest = `apiVersion: acid.zalan.do/v1
 kind: postgresql
@@ -51,9 +52,11 @@ spec:
   sentinel:
     replicas: 3
     image: ` + RedisImage + `
+    imagePullPolicy: IfNotPresent
   redis:
     replicas: 3
     image: ` + RedisImage + `
+    imagePullPolicy: IfNotPresent
 `
 )
 
