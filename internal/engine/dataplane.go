@@ -249,7 +249,6 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		return false, fmt.Sprintf("no ready pod of cluster %s", p.Cluster)
 	}
 	leaders := map[string]bool{}
-	running := map[string]int{} // members running, as each pod's Patroni lists them
 	for _, pod := range pods {
 		out, err := podexec.Run(ctx, e.cfg, ns, pod.Name, spiloContainer, "patronictl", "-c", spiloConfig, "list", "-f", "json")
 		if err != nil {
@@ -263,9 +262,6 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		for _, m := range members {
 			if m.Role == "Leader" {
 				leader = m.Member
-			}
-			if m.State == "running" || m.State == "streaming" {
-				running[pod.Name]++
 			}
 		}
 		leaders[leader] = true
@@ -297,8 +293,18 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 	if ok, why := e.serviceAt(ctx, ns, p.Cluster, leaderPod); !ok {
 		return false, why
 	}
-	if p.Members > 0 && running[leader] != p.Members {
-		return false, fmt.Sprintf("Patroni lists %d members running, want %d", running[leader], p.Members)
+	if p.Members > 0 {
+		// Patroni lists a member running before it streams (its slot is
+		// made on the leader's next loop): a failover then loses what it
+		// had not received. The leader's server says who streams.
+		out, err := podexec.Run(ctx, e.cfg, ns, leader, spiloContainer, "psql", "-XqtA", "-U", "postgres", "-d", "postgres",
+			"-c", "select count(*) from pg_stat_replication where state = 'streaming'")
+		if err != nil {
+			return false, fmt.Sprintf("ask the server of %s: %v", leader, err)
+		}
+		if got := strings.TrimSpace(out); got != fmt.Sprint(p.Members-1) {
+			return false, fmt.Sprintf("%s replicas stream from the leader %s, want %d", got, leader, p.Members-1)
+		}
 	}
 	if p.Changed && a != nil && a.Deleted == leader {
 		return false, fmt.Sprintf("the leader is still %s, the pod that was deleted", leader)

@@ -79,8 +79,9 @@ type PatroniLeader struct {
 	Namespace string `yaml:"namespace,omitempty"`
 	// Changed asks that the leader is not the pod deletePod deleted.
 	Changed bool `yaml:"changed,omitempty"`
-	// Members, when set, is how many members Patroni must list running
-	// (a pod is ready before its replica is cloned).
+	// Members, when set, is how many members the cluster must have: the
+	// leader and Members-1 replicas streaming from it (a pod is ready, and
+	// Patroni lists it running, before it streams).
 	Members int `yaml:"members,omitempty"`
 }
 

@@ -80,13 +80,27 @@ func TestKindZalandoFailover(t *testing.T) {
 		// Zalando turns the user's _ into - in the Secret's name.
 		t.Errorf("the generated credentials Secret: %v", err)
 	}
-	// A pod is ready before its replica has been cloned: the failover
-	// needs Patroni to see both members running.
-	waitFor(t, ctx, "Patroni's 2 members running, one of them leader", 5*time.Minute, func() (string, bool) {
-		got, n := patroniMembers(ctx, c, leader)
-		return fmt.Sprintf("leader %q, %d running", got, n), got == leader && n == 2
+	// A pod is ready, and Patroni lists it running, before its replica
+	// streams: deleting the leader then loses what was not received.
+	waitFor(t, ctx, "the replica streaming from Patroni's leader", 5*time.Minute, func() (string, bool) {
+		got, _ := patroniMembers(ctx, c, leader)
+		out, err := podexec.Run(ctx, c.Config, "default", leader, "postgres", "psql", "-XqtA", "-U", "postgres", "-d", "postgres",
+			"-c", "select count(*) from pg_stat_replication where state = 'streaming'")
+		return fmt.Sprintf("leader %q, %s streaming (%v)", got, strings.TrimSpace(out), err), got == leader && strings.TrimSpace(out) == "1"
 	})
 	psql(t, ctx, c, leader, "create table kept (x int); insert into kept values (1)")
+	// Written on the replica too before the leader goes (replication is
+	// asynchronous, as the chart's default).
+	waitFor(t, ctx, "the row on the replica", time.Minute, func() (string, bool) {
+		for _, p := range podsOf(ctx, c, sel) {
+			if p == leader {
+				continue
+			}
+			out, err := podexec.Run(ctx, c.Config, "default", p, "postgres", "psql", "-XqtA", "-U", "postgres", "-d", "postgres", "-c", "select count(*) from kept")
+			return fmt.Sprintf("%s: %s %v", p, strings.TrimSpace(out), err), err == nil && strings.TrimSpace(out) == "1"
+		}
+		return "no replica", false
+	})
 
 	deleted := time.Now()
 	if err := c.Client.CoreV1().Pods("default").Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
@@ -252,6 +266,19 @@ func roleOf(ctx context.Context, cs kubernetes.Interface, sel, label, value stri
 		return fmt.Sprintf("%d ready, labelled %s=%s: %v", readyN, label, value, with), false
 	}
 	return with[0], true
+}
+
+// podsOf names the pods of sel.
+func podsOf(ctx context.Context, c *clustertest.Cluster, sel string) []string {
+	pods, err := c.Client.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range pods.Items {
+		out = append(out, p.Name)
+	}
+	return out
 }
 
 func podReady(p corev1.Pod) bool {
