@@ -249,9 +249,11 @@ build_operator() {
 # Zalando's postgres-operator and Spotahome's redis-operator at the versions
 # the course uses, each built from its Go module; the images their pods run,
 # from Debian's packages; their Helm charts, taken out of the module zips.
-ZALANDO=github.com/zalando/postgres-operator@v1.15.1
-SPOTAHOME=github.com/spotahome/redis-operator@v1.2.4
-CHARTS=${OPLAB_BIN:-$ROOT/bin}/charts
+# The pins are internal/operator/thirdparty's, which labs install from.
+pin() { (cd "$ROOT" && go run ./hack/charts -module "$1") || die "no pin for $1"; }
+ZALANDO=$(pin postgres-operator)
+SPOTAHOME=$(pin redis-operator)
+BIN=${OPLAB_BIN:-$ROOT/bin}
 SPILO_IMAGE=oplab.local/spilo:15
 REDIS_IMAGE=oplab.local/redis:7.0.15
 # Debian's patroni talks to the Kubernetes API with its own client, so
@@ -322,23 +324,10 @@ debian_image() {
   docker rmi "$tag.imported" >/dev/null
 }
 
-# install_chart DIR: the chart at DIR of a module copied to
-# $CHARTS/<name>-<version>/ (from its Chart.yaml), without the packaged
-# releases and the index Zalando keeps beside it; left alone when the same.
-install_chart() {
-  local src=$1 name version dest tmp
-  name=$(sed -nE 's/^name: *"?([^"]+)"?$/\1/p' "$src/Chart.yaml" | head -1)
-  version=$(sed -nE 's/^version: *"?([^"]+)"?$/\1/p' "$src/Chart.yaml" | head -1)
-  [ -n "$name" ] && [ -n "$version" ] || die "$src/Chart.yaml names no chart and version"
-  dest=$CHARTS/$name-$version
-  mkdir -p "$CHARTS"
-  tmp=$(mktemp -d "$CHARTS/.$name.XXXXXX")
-  tar -C "$src" --exclude='./*.tgz' --exclude=./index.yaml -cf - . | tar -C "$tmp" -xf -
-  chmod -R u+w,go+rX "$tmp" # the module cache is read-only, mktemp's directory private
-  if diff -r "$tmp" "$dest" >/dev/null 2>&1; then
-    rm -rf "$tmp"; info "chart $dest is up to date"; return
-  fi
-  rm -rf "$dest"; mv "$tmp" "$dest"; info "chart $dest"
+# install_charts: both charts copied out of their module zips into
+# $BIN/charts/<name>-<version>/ (thirdparty.Operator.Extract).
+install_charts() {
+  (cd "$ROOT" && go run ./hack/charts "$BIN") | while read -r line; do info "$line"; done
 }
 
 # build_zalando: Zalando's operator, the Spilo-compatible image its pods
@@ -348,7 +337,7 @@ build_zalando() {
   bin=$(go_program "$ZALANDO" cmd "-X main.version=$version")
   operator_image "oplab.local/postgres-operator:$version" "$bin" /postgres-operator pgo
   build_spilo
-  install_chart "$(module_dir "$ZALANDO")/charts/postgres-operator"
+  install_charts
 }
 
 # build_spilo: Patroni and PostgreSQL 15 from Debian, laid out as Spilo is
@@ -388,7 +377,7 @@ build_redis() {
   bin=$(go_program "$SPOTAHOME" cmd/redisoperator)
   operator_image "oplab.local/redis-operator:${SPOTAHOME#*@}" "$bin" /usr/local/bin/redis-operator rf
   build_redis_server
-  install_chart "$(module_dir "$SPOTAHOME")/charts/redisoperator"
+  install_charts
 }
 
 # build_redis_server: Debian's Redis 7.0 for the operator's pods, which run

@@ -29,5 +29,7 @@ cat "$log" >&2
 echo "$vars"
 eval "$vars"
 [ "$(id -u)" = 0 ] || skip "building the kind images offline needs root (debootstrap); run \`sudo make images\` once"
-nice -n 19 ionice -c3 "$KIND_HACK/build-images.sh" >&2
+# The reference operator's images, and the course's third-party operators'
+# (Zalando's and Spotahome's, for their end-to-end tests).
+nice -n 19 ionice -c3 "$KIND_HACK/build-images.sh" node postgres operator zalando redis >&2
 echo "export OPLAB_KIND_TEST=1"

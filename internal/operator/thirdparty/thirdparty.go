@@ -159,8 +159,8 @@ func (o Operator) Extract(binDir string) error {
 		switch {
 		case d.IsDir():
 			return os.MkdirAll(to, 0o755)
-		case filepath.Ext(path) == ".tgz" && filepath.Dir(rel) == ".":
-			return nil // packaged releases of the chart, not the chart
+		case filepath.Dir(rel) == "." && (filepath.Ext(path) == ".tgz" || rel == "index.yaml"):
+			return nil // packaged releases of the chart and their index, not the chart
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {

@@ -110,3 +110,25 @@ func TestFind(t *testing.T) {
 		t.Errorf("Find(mysql-operator): got %v, want an error naming the operators there are", err)
 	}
 }
+
+// TestImagesAreTheBuilt: the images the installer loads are the ones
+// hack/kind/build-images.sh builds, which takes the modules' versions from
+// here (hack/charts -module) and names the operators' images by them.
+func TestImagesAreTheBuilt(t *testing.T) {
+	script, err := os.ReadFile("../../../hack/kind/build-images.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SPILO_IMAGE=" + SpiloImage + "\n", "REDIS_IMAGE=" + RedisImage + "\n",
+		`operator_image "oplab.local/postgres-operator:$version"`, `operator_image "oplab.local/redis-operator:${SPOTAHOME#*@}"`,
+		"pin postgres-operator", "pin redis-operator"} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf("build-images.sh does not say %q", want)
+		}
+	}
+	for _, o := range All {
+		if want := "oplab.local/" + o.Name + ":" + o.ModuleVersion; o.ChartImages[0] != want {
+			t.Errorf("%s's operator image: got %s, want %s (what build-images.sh tags)", o.Name, o.ChartImages[0], want)
+		}
+	}
+}
