@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -216,7 +215,7 @@ func BenchmarkKindSession(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "s/ready")
 		b.ReportMetric(s.cluster.Seconds(), "s-cluster")
 		b.ReportMetric(s.postgres.Seconds(), "s-postgres")
-		if mib, err := nodeMemory(ctx, s.c.Name); err == nil {
+		if mib, err := clustertest.KindNodeMemory(ctx, s.c.Name); err == nil {
 			b.ReportMetric(mib, "MiB-node")
 		} else {
 			b.Logf("node memory: %v", err)
@@ -226,23 +225,6 @@ func BenchmarkKindSession(b *testing.B) {
 		b.ReportMetric(took.Seconds(), "s-failover")
 		cancel()
 	}
-}
-
-// nodeMemory is the memory use of the cluster's control-plane container as
-// the engine reports it, in MiB.
-func nodeMemory(ctx context.Context, name string) (float64, error) {
-	out, err := exec.CommandContext(ctx, "docker", "stats", "--no-stream", "--format", "{{.MemUsage}}", "oplab-"+name+"-control-plane").Output()
-	if err != nil {
-		return 0, err
-	}
-	usage, _, _ := strings.Cut(strings.TrimSpace(string(out)), " /")
-	for unit, f := range map[string]float64{"GiB": 1024, "MiB": 1, "KiB": 1.0 / 1024} {
-		if v, ok := strings.CutSuffix(usage, unit); ok {
-			n, err := strconv.ParseFloat(v, 64)
-			return n * f, err
-		}
-	}
-	return 0, fmt.Errorf("unknown memory figure %q", usage)
 }
 
 func conditionTrue(obj *unstructured.Unstructured, typ string) bool {

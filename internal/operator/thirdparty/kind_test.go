@@ -67,7 +67,23 @@ spec:
 // Patroni's new leader (by patronictl, spilo-role and the Service's
 // endpoints alike) takes writes, with the row kept.
 func TestKindZalandoFailover(t *testing.T) {
+	r := zalandoFailover(t)
+	t.Logf("ready %s (cluster %s), failover %s, node %.0f MiB", r.ready.Round(time.Second), r.cluster.Round(time.Second), r.failover.Round(100*time.Millisecond), r.mib)
+}
+
+// run is what one end-to-end measured: from nothing to the manifest
+// ready (cluster included), the cluster alone, from the leader's or
+// master's deletion to a new one taking writes, and the node's memory then.
+type run struct {
+	ready, cluster, failover time.Duration
+	mib                      float64
+}
+
+func zalandoFailover(t testing.TB) run {
+	var r run
+	began := time.Now()
 	c := clustertest.NewKind(t)
+	r.cluster = time.Since(began)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	installOperator(t, ctx, c, Zalando)
@@ -88,6 +104,8 @@ func TestKindZalandoFailover(t *testing.T) {
 			"-c", "select count(*) from pg_stat_replication where state = 'streaming'")
 		return fmt.Sprintf("leader %q, %s streaming (%v)", got, strings.TrimSpace(out), err), got == leader && strings.TrimSpace(out) == "1"
 	})
+	r.ready = time.Since(began)
+	r.mib, _ = clustertest.KindNodeMemory(ctx, c.Name)
 	psql(t, ctx, c, leader, "create table kept (x int); insert into kept values (1)")
 	// Written on the replica too before the leader goes (replication is
 	// asynchronous, as the chart's default).
@@ -120,6 +138,7 @@ func TestKindZalandoFailover(t *testing.T) {
 		return p, true
 	})
 	t.Logf("leader %s deleted; %s took writes after %s", leader, next, took.Round(100*time.Millisecond))
+	r.failover = took
 	if got := strings.TrimSpace(psql(t, ctx, c, next, "select count(*) from kept")); got != "2" {
 		t.Errorf("rows on the new leader: got %s, want 2 (the one written before the failover kept)", got)
 	}
@@ -129,6 +148,7 @@ func TestKindZalandoFailover(t *testing.T) {
 	if ip := endpointIP(t, ctx, c, "my-postgres-cluster"); ip != podIP(t, ctx, c, next) {
 		t.Errorf("Service my-postgres-cluster points at %s, want the new leader %s's address", ip, next)
 	}
+	return r
 }
 
 // TestKindSpotahomeFailover is Spotahome's redis-operator for real,
@@ -136,7 +156,15 @@ func TestKindZalandoFailover(t *testing.T) {
 // written to the master Sentinel names; then the master's pod is deleted,
 // Sentinel names another master, and the key is read back from it.
 func TestKindSpotahomeFailover(t *testing.T) {
+	r := spotahomeFailover(t)
+	t.Logf("ready %s (cluster %s), failover %s, node %.0f MiB", r.ready.Round(time.Second), r.cluster.Round(time.Second), r.failover.Round(100*time.Millisecond), r.mib)
+}
+
+func spotahomeFailover(t testing.TB) run {
+	var r run
+	began := time.Now()
 	c := clustertest.NewKind(t)
+	r.cluster = time.Since(began)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
 	installOperator(t, ctx, c, Spotahome)
@@ -152,6 +180,8 @@ func TestKindSpotahomeFailover(t *testing.T) {
 		return p, err == nil
 	})
 	redis(t, ctx, c, master, "SET", "kept", "before-the-failover")
+	r.ready = time.Since(began)
+	r.mib, _ = clustertest.KindNodeMemory(ctx, c.Name)
 
 	deleted := time.Now()
 	if err := c.Client.CoreV1().Pods("default").Delete(ctx, master, metav1.DeleteOptions{}); err != nil {
@@ -170,12 +200,38 @@ func TestKindSpotahomeFailover(t *testing.T) {
 		return p, true
 	})
 	t.Logf("master %s deleted; %s took writes after %s", master, next, took.Round(100*time.Millisecond))
+	r.failover = took
 	if got := strings.TrimSpace(redis(t, ctx, c, next, "GET", "kept")); got != "before-the-failover" {
 		t.Errorf("the key on the new master: got %q, want the value written before the failover", got)
 	}
+	return r
 }
 
-func installOperator(t *testing.T, ctx context.Context, c *clustertest.Cluster, o Operator) {
+// BenchmarkKindThirdParty measures each third-party operator on kind, as
+// BenchmarkKindSession (internal/operator/install) does the reference one:
+// s/ready from nothing to the course's manifest ready (a kind cluster, the
+// images loaded, the chart installed, Patroni's replica streaming or
+// Sentinel naming a master), s-cluster the kind cluster alone, s-failover
+// from deleting the leader's or master's pod to a new one taking writes,
+// MiB-node the node's memory once ready. Gated like the tests.
+func BenchmarkKindThirdParty(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		run  func(testing.TB) run
+	}{{"zalando-patroni", zalandoFailover}, {"spotahome-sentinel", spotahomeFailover}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				r := bc.run(b)
+				b.ReportMetric(r.ready.Seconds(), "s/ready")
+				b.ReportMetric(r.cluster.Seconds(), "s-cluster")
+				b.ReportMetric(r.failover.Seconds(), "s-failover")
+				b.ReportMetric(r.mib, "MiB-node")
+			}
+		})
+	}
+}
+
+func installOperator(t testing.TB, ctx context.Context, c *clustertest.Cluster, o Operator) {
 	t.Helper()
 	bin := t.TempDir()
 	if err := o.Extract(bin); err != nil {
@@ -191,7 +247,7 @@ func installOperator(t *testing.T, ctx context.Context, c *clustertest.Cluster, 
 }
 
 // apply creates the object of manifest.
-func apply(t *testing.T, ctx context.Context, c *clustertest.Cluster, manifest string) {
+func apply(t testing.TB, ctx context.Context, c *clustertest.Cluster, manifest string) {
 	t.Helper()
 	var u unstructured.Unstructured
 	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
@@ -216,7 +272,7 @@ func apply(t *testing.T, ctx context.Context, c *clustertest.Cluster, manifest s
 // waitFor polls cond every second until it is done, and returns what it
 // found; the test fails, saying what it waited for and what was last
 // found, when within passes.
-func waitFor(t *testing.T, ctx context.Context, what string, within time.Duration, cond func() (string, bool)) string {
+func waitFor(t testing.TB, ctx context.Context, what string, within time.Duration, cond func() (string, bool)) string {
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, time.Second, within, true, func(context.Context) (bool, error) {
@@ -290,7 +346,7 @@ func podReady(p corev1.Pod) bool {
 	return false
 }
 
-func psql(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod, sql string) string {
+func psql(t testing.TB, ctx context.Context, c *clustertest.Cluster, pod, sql string) string {
 	t.Helper()
 	out, err := podexec.Run(ctx, c.Config, "default", pod, "postgres", "psql", "-XqtA", "-U", "postgres", "-d", "postgres", "-c", sql)
 	if err != nil {
@@ -362,7 +418,7 @@ func sentinelMaster(ctx context.Context, c *clustertest.Cluster) (string, error)
 	return "", nil
 }
 
-func redis(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string, args ...string) string {
+func redis(t testing.TB, ctx context.Context, c *clustertest.Cluster, pod string, args ...string) string {
 	t.Helper()
 	out, err := podexec.Run(ctx, c.Config, "default", pod, "redis", append([]string{"redis-cli"}, args...)...)
 	if err != nil {
@@ -371,7 +427,7 @@ func redis(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string
 	return out
 }
 
-func endpointIP(t *testing.T, ctx context.Context, c *clustertest.Cluster, svc string) string {
+func endpointIP(t testing.TB, ctx context.Context, c *clustertest.Cluster, svc string) string {
 	t.Helper()
 	ep, err := c.Client.CoreV1().Endpoints("default").Get(ctx, svc, metav1.GetOptions{})
 	if err != nil {
@@ -385,7 +441,7 @@ func endpointIP(t *testing.T, ctx context.Context, c *clustertest.Cluster, svc s
 	return ""
 }
 
-func podIP(t *testing.T, ctx context.Context, c *clustertest.Cluster, pod string) string {
+func podIP(t testing.TB, ctx context.Context, c *clustertest.Cluster, pod string) string {
 	t.Helper()
 	p, err := c.Client.CoreV1().Pods("default").Get(ctx, pod, metav1.GetOptions{})
 	if err != nil {
