@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/operator/thirdparty"
 	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/session"
 )
@@ -32,7 +33,7 @@ func (a *App) OperatorLog(ctx context.Context, id string) (oplog.Source, error) 
 // or LogRecorded).
 func (a *App) operatorLog(ctx context.Context, st *session.Status) (oplog.Source, string, error) {
 	if st.ClusterLive && st.Cluster != "" {
-		src, err := a.liveLog(ctx, st.ID)
+		src, err := a.liveLog(ctx, st.ID, st.Lab)
 		if err == nil {
 			return src, LogLive, nil
 		}
@@ -45,11 +46,24 @@ func (a *App) operatorLog(ctx context.Context, st *session.Status) (oplog.Source
 }
 
 // liveLog returns the operator log of session id's cluster, read where
-// the cluster's provider runs the operator.
-func (a *App) liveLog(ctx context.Context, id string) (oplog.Source, error) {
+// the cluster's provider runs the operator: the lab's operator, the
+// reference one or a third-party one (whose log is its pod's).
+func (a *App) liveLog(ctx context.Context, id, labID string) (oplog.Source, error) {
 	p, name, err := a.sessions.Provider(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	rel := install.Reference
+	if l, err := a.course.Lab(labID); err == nil && l.Operator != "" {
+		o, err := thirdparty.Find(l.Operator)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := p.RESTConfig(name)
+		if err != nil {
+			return nil, err
+		}
+		return install.PodLog{Config: cfg, Release: o.Release}, nil
 	}
 	loc, err := oplog.ForCluster(p, name)
 	if err == nil {
@@ -62,5 +76,5 @@ func (a *App) liveLog(ctx context.Context, id string) (oplog.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return install.PodLog{Config: cfg}, nil
+	return install.PodLog{Config: cfg, Release: rel}, nil
 }

@@ -31,7 +31,11 @@ func (a *App) recordedLog(id string) string {
 // pod's log. A failure loses only the debrief's log lines: it is logged,
 // and the stop goes on.
 func (a *App) keepOperatorLog(ctx context.Context, id, _ string) {
-	src, err := a.liveLog(ctx, id)
+	var src oplog.Source
+	st, err := a.sessions.Status(ctx, id)
+	if err == nil {
+		src, err = a.liveLog(ctx, id, st.Lab)
+	}
 	switch s := src.(type) {
 	case nil:
 	case oplog.Files:
