@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
 	"oplab.dev/oplab/internal/clusterview"
 	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/metrics"
@@ -263,6 +267,18 @@ func (r *Runtime) open(key string) (stream.Upstream, error) {
 			ns = "default"
 		}
 		cv := &clusterview.Watcher{Config: cfg, Namespace: ns, Name: l.Target.Cluster, Logger: r.log}
+		if l.Operator != "" {
+			// A third-party operator's lab watches the one resource of its
+			// kind that its setup made.
+			kind, ok := clusterview.KindOf(l.Operator)
+			if !ok {
+				return nil, fmt.Errorf("no cluster view of operator %s", l.Operator)
+			}
+			if cv.Name, err = onlyResource(ctx, cfg, kind, ns); err != nil {
+				return nil, err
+			}
+			cv.Kind = &kind
+		}
 		return stream.UpstreamFunc(cv.Run), nil
 	}
 	return nil, fmt.Errorf("no stream %q", name)
@@ -293,3 +309,19 @@ const (
 	DefaultConsoleCommands = console.DefaultMaxCommands
 	DefaultConsoleFollows  = console.DefaultMaxFollows
 )
+
+// onlyResource names the one resource of kind in namespace ns.
+func onlyResource(ctx context.Context, cfg *rest.Config, kind clusterview.Kind, ns string) (string, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	list, err := dyn.Resource(kind.Resource).Namespace(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("cluster view: %w", err)
+	}
+	if len(list.Items) != 1 {
+		return "", fmt.Errorf("cluster view: %d %s in %s, want one", len(list.Items), kind.Resource.Resource, ns)
+	}
+	return list.Items[0].GetName(), nil
+}

@@ -29,7 +29,7 @@ func clusterOf(p *pgv1.PostgresCluster) *Cluster {
 
 func podOf(p *corev1.Pod) Pod {
 	out := Pod{
-		Name: p.Name, Role: p.Labels[pgv1.LabelRole], Phase: string(p.Status.Phase),
+		Name: p.Name, Phase: string(p.Status.Phase),
 		Deleting: p.DeletionTimestamp != nil, IP: p.Status.PodIP, Node: p.Spec.NodeName,
 		Created: p.CreationTimestamp.UTC(),
 	}

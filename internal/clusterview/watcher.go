@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -27,11 +26,14 @@ import (
 	pgv1 "oplab.dev/oplab/api/v1"
 )
 
-// Watcher watches one PostgresCluster and emits Views.
+// Watcher watches one cluster of a database operator (a PostgresCluster
+// by default) and emits Views.
 type Watcher struct {
 	Config    *rest.Config
 	Namespace string
-	Name      string // of the PostgresCluster
+	Name      string // of the custom resource
+	// Kind is what is watched; Reference, a PostgresCluster, when nil.
+	Kind *Kind
 	// Coalesce is how long after a change the snapshot is taken, so that a
 	// burst (a failover touches pods, endpoints, status and events at once)
 	// makes one snapshot; 50 ms when zero.
@@ -157,21 +159,22 @@ func (w *Watcher) informers() (sources, []factory, error) {
 	if err != nil {
 		return sources{}, nil, fmt.Errorf("cluster view: %w", err)
 	}
+	kind := w.kind()
 	byName := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, w.Namespace, func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", w.Name).String()
 	})
 	instances := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(w.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-			o.LabelSelector = labels.SelectorFromSet(labels.Set{pgv1.LabelCluster: w.Name}).String()
+			o.LabelSelector = labels.SelectorFromSet(kind.Pods(w.Name)).String()
 		}))
-	services, _ := labels.NewRequirement(discoveryv1.LabelServiceName, selection.In, []string{w.Name + "-rw", w.Name + "-ro"})
+	services, _ := labels.NewRequirement(discoveryv1.LabelServiceName, selection.In, kind.services(w.Name))
 	endpoints := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(w.Namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 			o.LabelSelector = labels.NewSelector().Add(*services).String()
 		}))
 	namespace := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(w.Namespace))
 	src := sources{
-		pgc:    byName.ForResource(pgv1.GroupVersion.WithResource("postgresclusters")).Informer(),
+		pgc:    byName.ForResource(kind.Resource).Informer(),
 		pods:   instances.Core().V1().Pods().Informer(),
 		slices: endpoints.Discovery().V1().EndpointSlices().Informer(),
 		events: namespace.Core().V1().Events().Informer(),
@@ -179,23 +182,45 @@ func (w *Watcher) informers() (sources, []factory, error) {
 	return src, []factory{byName, instances, endpoints, namespace}, nil
 }
 
+func (w *Watcher) kind() Kind {
+	if w.Kind == nil {
+		return Reference
+	}
+	return *w.Kind
+}
+
 // build reads the caches into a View.
 func (w *Watcher) build(src sources) (View, error) {
 	v := View{Namespace: w.Namespace, Name: w.Name, Pods: []Pod{}, Endpoints: []Endpoint{}, Events: []Event{}}
+	kind := w.kind()
 	for _, o := range src.pgc.GetStore().List() {
 		u, ok := o.(*unstructured.Unstructured)
 		if !ok {
 			continue
 		}
-		var pgc pgv1.PostgresCluster
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pgc); err != nil {
-			return View{}, fmt.Errorf("cluster view: read PostgresCluster %s/%s: %w", w.Namespace, w.Name, err)
+		c, err := kind.Read(u)
+		if err != nil {
+			return View{}, fmt.Errorf("cluster view: read %s %s/%s: %w", kind.Resource.Resource, w.Namespace, w.Name, err)
 		}
-		v.Cluster = clusterOf(&pgc)
+		v.Cluster = c
 	}
 	for _, o := range src.pods.GetStore().List() {
 		if p, ok := o.(*corev1.Pod); ok {
-			v.Pods = append(v.Pods, podOf(p))
+			pod := podOf(p)
+			pod.Role = kind.role(p.Labels)
+			v.Pods = append(v.Pods, pod)
+		}
+	}
+	if c := v.Cluster; c != nil && w.Kind != nil {
+		// A third-party operator's status says less: the pods tell who is
+		// ready and who leads, by the operator's role labels.
+		for _, p := range v.Pods {
+			if p.Ready && !p.Deleting {
+				c.ReadyReplicas++
+				if p.Role == pgv1.RolePrimary {
+					c.CurrentPrimary = p.Name
+				}
+			}
 		}
 	}
 	var slices []*discoveryv1.EndpointSlice
