@@ -78,25 +78,7 @@ spec:
 		}
 	}
 
-	views := make(chan []byte, 64)
-	w := &Watcher{Config: c.Config, Namespace: "default", Name: "my-postgres-cluster", Kind: &Zalando}
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- w.Run(wctx, func(b []byte) {
-			select {
-			case views <- b:
-			case <-wctx.Done():
-			}
-		})
-	}()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("watcher ended with %v", err)
-		}
-	}()
-	r := &viewReader{t: t, views: views}
+	r := watch(t, ctx, &Watcher{Config: c.Config, Namespace: "default", Name: "my-postgres-cluster", Kind: &Zalando})
 	v := r.wait("both pods ready, the master leading", func(v View) bool {
 		return v.Cluster != nil && v.Cluster.ReadyReplicas == 2 && v.Cluster.CurrentPrimary == "my-postgres-cluster-0"
 	})

@@ -38,25 +38,7 @@ func TestWatcher(t *testing.T) {
 	})
 
 	// The watcher starts before the cluster exists: the view says so.
-	views := make(chan []byte, 256)
-	w := &Watcher{Config: c.Config, Namespace: "default", Name: "db"}
-	wctx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() {
-		done <- w.Run(wctx, func(b []byte) {
-			select { // the test reads every view as it comes, until it stops the watcher
-			case views <- b:
-			case <-wctx.Done():
-			}
-		})
-	}()
-	defer func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("watcher ended with %v", err)
-		}
-	}()
-	r := &viewReader{t: t, views: views}
+	r := watch(t, ctx, &Watcher{Config: c.Config, Namespace: "default", Name: "db"})
 	first := r.wait("the first view", func(v View) bool { return true })
 	if first.Cluster != nil || len(first.Pods) != 0 || len(first.Endpoints) != 2 {
 		t.Errorf("before the cluster exists: got %+v, want no cluster, no pods, two empty endpoints", first)
@@ -106,6 +88,28 @@ func rwPod(v View) string {
 }
 
 // viewReader reads the watcher's views in order and remembers the latest.
+// watch runs w until the test ends and reads its views.
+func watch(t *testing.T, ctx context.Context, w *Watcher) *viewReader {
+	views := make(chan []byte, 256)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- w.Run(wctx, func(b []byte) {
+			select { // the test reads every view as it comes, until it stops the watcher
+			case views <- b:
+			case <-wctx.Done():
+			}
+		})
+	}()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("watcher ended with %v", err)
+		}
+	})
+	return &viewReader{t: t, views: views}
+}
+
 type viewReader struct {
 	t      *testing.T
 	views  <-chan []byte
