@@ -5,6 +5,12 @@
 // from the operators' Go module zips, at the versions pinned here, into
 // the bin directory (<bin>/charts/<chart>-<version>/), and builds the
 // images named here. They run on providers with real containers (kind).
+//
+// Like the reference operator, they run in oplab-system: its
+// ServiceAccounts are the cluster's trusted machinery (package fence), where
+// the learner changes nothing but an operator's replicas. In default, where
+// the learner may mint tokens, their ServiceAccount could be borrowed to
+// pass the fence.
 package thirdparty
 
 import (
@@ -63,7 +69,7 @@ var (
 		Name:   "postgres-operator",
 		Module: "github.com/zalando/postgres-operator", ModuleVersion: "v1.15.1",
 		ModuleChart: "charts/postgres-operator", Chart: "postgres-operator", Version: "1.15.1",
-		Release: install.Release{Name: "postgres-operator", Namespace: "default",
+		Release: install.Release{Name: "postgres-operator", Namespace: install.Namespace,
 			Deployment: "postgres-operator", Container: "postgres-operator"},
 		Values: map[string]any{
 			"image":         map[string]any{"registry": "oplab.local", "repository": "postgres-operator", "tag": "v1.15.1"},
@@ -79,7 +85,7 @@ var (
 		Name:   "redis-operator",
 		Module: "github.com/spotahome/redis-operator", ModuleVersion: "v1.2.4",
 		ModuleChart: "charts/redisoperator", Chart: "redis-operator", Version: "3.2.6",
-		Release: install.Release{Name: "redis-operator", Namespace: "default",
+		Release: install.Release{Name: "redis-operator", Namespace: install.Namespace,
 			Deployment: "redis-operator", Container: "redis-operator"},
 		Values: map[string]any{
 			"image": map[string]any{"repository": "oplab.local/redis-operator", "tag": "v1.2.4"},
