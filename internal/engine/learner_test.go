@@ -25,6 +25,7 @@ import (
 var refusedByAPI = map[string]bool{
 	"postgres-operator/delete-leader/edit-status":         true, // status
 	"postgres-operator/operator-down/edit-status":         true, // status
+	"postgres-operator/operator-down/rollout-restart":     true, // oplab-system
 	"redis-failover/delete-master/edit-status":            true, // status
 	"failover/delete-primary/stop-and-promote-by-hand":    true, // status
 	"operator-basics/operator-down/status-by-hand":        true, // status
