@@ -132,6 +132,7 @@ func (e *Engine) asLearner(ctx context.Context) (*Engine, error) {
 		return nil, err
 	}
 	le.learner = true
+	le.op = e.op // the same lab's operator
 	return le, nil
 }
 
