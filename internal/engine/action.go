@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"oplab.dev/oplab/internal/lab"
@@ -116,7 +117,16 @@ func report(p Progress, s Step) {
 func describeAction(s lab.Step) string {
 	switch p := s.Params.(type) {
 	case *lab.InstallOperator:
+		if p.Operator != "" {
+			return "install " + p.Operator
+		}
 		return "install the operator"
+	case *lab.WaitPods:
+		return fmt.Sprintf("wait for %d ready pods of %s", p.Count, p.Selector)
+	case *lab.DeletePod:
+		return fmt.Sprintf("delete the pod of %s", p.Selector)
+	case *lab.ExecInPod:
+		return fmt.Sprintf("run %q in the pod of %s", strings.Join(p.Command, " "), p.Selector)
 	case *lab.CreateCluster:
 		return fmt.Sprintf("create PostgresCluster %s with %d replicas", p.Cluster, p.Replicas)
 	case *lab.ApplyManifest:
