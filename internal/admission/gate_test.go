@@ -112,6 +112,9 @@ func TestGateQueueInOrder(t *testing.T) {
 	if admitted(ws[1]) || admitted(ws[2]) {
 		t.Fatalf("got later starts admitted while the first one starts, want them queued (cap 1)")
 	}
+	// Each waiter hears its own update, so the third may hear a moment after
+	// the second: wait for it, then judge what it heard.
+	eventually(t, "the third moves up", func() bool { return ws[2].last().Length == 2 })
 	if got := ws[2].last(); got.Position != 2 || got.Length != 2 {
 		t.Errorf("third start: got %+v, want position 2 of 2", got)
 	}

@@ -262,7 +262,9 @@ func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, c
 			if err != nil {
 				last += " " + err.Error()
 			}
-			return true, nil
+			// KWOK answers "no logs found" until its informer has seen
+			// the ClusterLogs: ask again until it has, or time runs out.
+			return !strings.Contains(last, "no logs found for container"), nil
 		})
 		if strings.Contains(last, can.Secret) {
 			return true, "the pod's log showed " + file
