@@ -3,17 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/yaml"
 
-	"oplab.dev/oplab/charts"
 	"oplab.dev/oplab/internal/lab"
-	"oplab.dev/oplab/internal/operator/install"
 )
 
 // roleRef names a ClusterRole or a Role.
@@ -117,16 +113,19 @@ func withoutVerbs(rules []rbacv1.PolicyRule, resources, verbs []string) []rbacv1
 	return out
 }
 
-// restoreRole undoes removeRoleVerbs: the operator's ClusterRole gets the
-// chart's rules back; another role gets the removed verbs back.
+// restoreRole undoes removeRoleVerbs: a ClusterRole of the lab's
+// operator's chart gets the chart's rules back; another role gets the
+// removed verbs back.
 func (e *Engine) restoreRole(ctx context.Context, p *lab.RemoveRoleVerbs) error {
 	r := newRoleRef(p.RoleKind, p.Role, p.Namespace)
-	if r.kind == "ClusterRole" && r.name == install.ReleaseName {
-		want, err := chartRules()
+	if r.kind == "ClusterRole" {
+		want, found, err := e.chartRoleRules(r.name)
 		if err != nil {
 			return err
 		}
-		return e.updateRules(ctx, r, func([]rbacv1.PolicyRule) []rbacv1.PolicyRule { return want })
+		if found {
+			return e.updateRules(ctx, r, func([]rbacv1.PolicyRule) []rbacv1.PolicyRule { return want })
+		}
 	}
 	return e.updateRules(ctx, r, func(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 		groups := []string{}
@@ -144,18 +143,4 @@ func (e *Engine) restoreRole(ctx context.Context, p *lab.RemoveRoleVerbs) error 
 		}
 		return append(rules, rbacv1.PolicyRule{APIGroups: groups, Resources: p.Resources, Verbs: p.Verbs})
 	})
-}
-
-// chartRules are the rules of the operator's ClusterRole as its chart
-// ships them (files/role.yaml).
-func chartRules() ([]rbacv1.PolicyRule, error) {
-	data, err := fs.ReadFile(charts.PGOperator(), "files/role.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("read the chart's role: %w", err)
-	}
-	var role rbacv1.ClusterRole
-	if err := yaml.Unmarshal(data, &role); err != nil {
-		return nil, fmt.Errorf("decode the chart's role: %w", err)
-	}
-	return role.Rules, nil
 }

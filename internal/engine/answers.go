@@ -15,6 +15,21 @@ var _ quiz.ClusterAnswers = (*Engine)(nil)
 // target; it implements quiz.ClusterAnswers.
 func (e *Engine) Answer(ctx context.Context, q quiz.Query) (string, error) {
 	t := lab.Target{Cluster: q.Cluster, Namespace: q.Namespace}
+	// The third-party data planes, answered as their checks verify them.
+	switch q.Query {
+	case "patroniLeader":
+		leader, ok, why := e.patroniLead(ctx, &lab.PatroniLeader{Cluster: q.Cluster, Namespace: q.Namespace}, nil)
+		if !ok {
+			return "", fmt.Errorf("answer patroniLeader: %s", why)
+		}
+		return leader, nil
+	case "sentinelMaster":
+		master, ok, why := e.sentinelLead(ctx, &lab.SentinelMaster{Name: q.Cluster, Namespace: q.Namespace}, nil)
+		if !ok {
+			return "", fmt.Errorf("answer sentinelMaster: %s", why)
+		}
+		return master, nil
+	}
 	pgc, err := e.cluster(ctx, t)
 	if err != nil {
 		return "", fmt.Errorf("answer %s: %w", q.Query, err)

@@ -4,9 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/lab"
@@ -55,7 +57,7 @@ func TestQuotaJudgement(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			ok, why := quotaJudgement(tt.q, tt.pgc, p)
+			ok, why := quotaJudgement(tt.q, clusterWorkload(tt.pgc), p)
 			if ok != tt.pass || !strings.Contains(why, tt.says) {
 				t.Errorf("got %v %q, want %v and a reason containing %q", ok, why, tt.pass, tt.says)
 			}
@@ -74,9 +76,46 @@ func TestClusterNeed(t *testing.T) {
 		{"limits.memory", "3Gi"}, {"pods", "3"}, {"persistentvolumeclaims", "3"}, {"requests.storage", "6Gi"},
 	}
 	for _, tt := range tests {
-		got := clusterNeed(pgc, tt.res)
+		got := clusterWorkload(pgc).need(tt.res)
 		if want := resource.MustParse(tt.want); got.Cmp(want) != 0 {
 			t.Errorf("need of %s: got %s, want %s", tt.res, got.String(), tt.want)
 		}
+	}
+}
+
+// A third-party operator's StatefulSet: its pods' requests summed over the
+// containers, an init container's when larger, its claim templates.
+func TestStatefulSetNeed(t *testing.T) {
+	t.Parallel()
+	res := func(cpu, memory string) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory),
+		}}
+	}
+	limitOnly := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("50Mi")}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "analytics-db"}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To[int32](2),
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Resources: res("1", "10Mi")}},
+			Containers:     []corev1.Container{{Name: "postgres", Resources: res("100m", "100Mi")}, {Name: "sidecar", Resources: limitOnly}},
+		}},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{Spec: corev1.PersistentVolumeClaimSpec{
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		}}},
+	}}
+	w := statefulSetWorkload(sts)
+	tests := []struct{ res, want string }{
+		{"requests.cpu", "2"}, {"requests.memory", "300Mi"}, {"limits.memory", "100Mi"},
+		{"pods", "2"}, {"persistentvolumeclaims", "2"}, {"requests.storage", "2Gi"},
+	}
+	for _, tt := range tests {
+		got := w.need(tt.res)
+		if want := resource.MustParse(tt.want); got.Cmp(want) != 0 {
+			t.Errorf("need of %s: got %s, want %s", tt.res, got.String(), tt.want)
+		}
+	}
+	p := &lab.QuotaEnforced{Name: "pg-quota", Resources: []string{"requests.memory"}, MaxFactor: 2}
+	if ok, why := quotaJudgement(quota(map[string]string{"requests.memory": "1Gi"}), w, p); ok || !strings.Contains(why, "analytics-db's 2 instances need (300Mi)") {
+		t.Errorf("a quota above twice the need: got %v %q, want it refused, naming the StatefulSet's need", ok, why)
 	}
 }

@@ -26,7 +26,7 @@ func (e *Engine) leastPrivilege(ctx context.Context, p *lab.RoleLeastPrivilege) 
 	if err != nil {
 		return false, fmt.Sprintf("cannot read %s: %v", r, err)
 	}
-	needs, allowed, err := intendedPermissions(p)
+	needs, allowed, err := e.intendedPermissions(p)
 	if err != nil {
 		return false, err.Error()
 	}
@@ -52,23 +52,26 @@ func subjectOf(p *lab.RoleLeastPrivilege) serviceAccount {
 	return serviceAccount{install.Namespace, install.ServiceAccount}
 }
 
-// intendedPermissions returns what the role must grant (the chart's
-// ClusterRole with chartRules, and needs) and what the ServiceAccount may
-// hold in all (everything the chart grants with chartRules, and needs,
-// cluster-wide).
-func intendedPermissions(p *lab.RoleLeastPrivilege) ([]rbacv1.PolicyRule, permissions, error) {
+// intendedPermissions returns what the role must grant (with chartRules,
+// the rules of the lab's operator's chart's ClusterRole of the same name;
+// and needs) and what the ServiceAccount may hold in all (everything the
+// chart grants it with chartRules, and needs, cluster-wide).
+func (e *Engine) intendedPermissions(p *lab.RoleLeastPrivilege) ([]rbacv1.PolicyRule, permissions, error) {
 	var needs []rbacv1.PolicyRule
 	for _, n := range p.Needs {
 		needs = append(needs, rbacv1.PolicyRule{APIGroups: n.APIGroups, Resources: n.Resources, Verbs: n.Verbs})
 	}
 	allowed := permissions{namespaced: map[string][]rbacv1.PolicyRule{}}
 	if p.ChartRules {
-		chart, err := chartRules()
+		chart, found, err := e.chartRoleRules(p.Role)
 		if err != nil {
 			return nil, allowed, err
 		}
+		if !found || p.RoleKind == "Role" {
+			return nil, allowed, fmt.Errorf("the operator's chart has no ClusterRole %s to compare with", p.Role)
+		}
 		needs = append(needs, chart...)
-		cp, err := chartPermissions()
+		cp, err := e.chartGrants(subjectOf(p))
 		if err != nil {
 			return nil, allowed, fmt.Errorf("what the chart grants: %w", err)
 		}

@@ -31,7 +31,9 @@ import (
 type labOperator struct {
 	mu  sync.Mutex
 	rel install.Release
-	set bool
+	// name is the lab's third-party operator ("" for the reference).
+	name string
+	set  bool
 	// logs is a third-party operator's pod log, unless fixedLogs: the
 	// Target named its own source.
 	logs      LogSource
@@ -43,13 +45,13 @@ type labOperator struct {
 // self-test's engine takes one lab after another. An operator oplab does
 // not know leaves the reference one; installing it fails, saying so.
 func (e *Engine) use(l *lab.Lab) {
-	rel := install.Reference
+	rel, name := install.Reference, ""
 	if o, err := thirdparty.Find(l.Operator); err == nil {
-		rel = o.Release
+		rel, name = o.Release, o.Name
 	}
 	e.op.mu.Lock()
 	defer e.op.mu.Unlock()
-	e.op.rel, e.op.set, e.op.logs = rel, true, nil
+	e.op.rel, e.op.name, e.op.set, e.op.logs = rel, name, true, nil
 	if rel != install.Reference && !e.op.fixedLogs {
 		e.op.logs = Since{Log: install.PodLog{Config: e.cfg, Release: rel}}
 	}
@@ -239,24 +241,33 @@ const (
 // that exactly that pod is labelled master, that its server is not in
 // recovery, and that the cluster's Service points at it.
 func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Attempt) (bool, string) {
+	_, ok, why := e.patroniLead(ctx, p, a)
+	return ok, why
+}
+
+// patroniLead is patroniLeader that also names the leader it verified.
+func (e *Engine) patroniLead(ctx context.Context, p *lab.PatroniLeader, a *Attempt) (leader string, ok bool, why string) {
+	fail := func(format string, args ...any) (string, bool, string) {
+		return "", false, fmt.Sprintf(format, args...)
+	}
 	ns := podNamespace(p.Namespace)
 	sel := lab.PodSelector{Namespace: ns, Selector: "application=spilo,cluster-name=" + p.Cluster}
 	pods, err := e.readyPods(ctx, sel)
 	if err != nil {
-		return false, err.Error()
+		return fail("%v", err)
 	}
 	if len(pods) == 0 {
-		return false, fmt.Sprintf("no ready pod of cluster %s", p.Cluster)
+		return fail("no ready pod of cluster %s", p.Cluster)
 	}
 	leaders := map[string]bool{}
 	for _, pod := range pods {
 		out, err := podexec.Run(ctx, e.cfg, ns, pod.Name, spiloContainer, "patronictl", "-c", spiloConfig, "list", "-f", "json")
 		if err != nil {
-			return false, fmt.Sprintf("patronictl list in %s: %v", pod.Name, err)
+			return fail("patronictl list in %s: %v", pod.Name, err)
 		}
 		var members []struct{ Member, Role, State string }
 		if err := json.Unmarshal([]byte(out), &members); err != nil {
-			return false, fmt.Sprintf("patronictl list in %s: %v", pod.Name, err)
+			return fail("patronictl list in %s: %v", pod.Name, err)
 		}
 		leader := ""
 		for _, m := range members {
@@ -267,9 +278,9 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		leaders[leader] = true
 	}
 	if len(leaders) != 1 || leaders[""] {
-		return false, fmt.Sprintf("Patroni names no single leader: %v", keys(leaders))
+		return fail("Patroni names no single leader: %v", keys(leaders))
 	}
-	leader := keys(leaders)[0]
+	leader = keys(leaders)[0]
 	var labelled []string
 	var leaderPod *corev1.Pod
 	for i := range pods {
@@ -281,17 +292,17 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		}
 	}
 	if leaderPod == nil || !slices.Equal(labelled, []string{leader}) {
-		return false, fmt.Sprintf("Patroni's leader is %s, labelled spilo-role=master: %v", leader, labelled)
+		return fail("Patroni's leader is %s, labelled spilo-role=master: %v", leader, labelled)
 	}
 	out, err := podexec.Run(ctx, e.cfg, ns, leader, spiloContainer, "psql", "-XqtA", "-U", "postgres", "-d", "postgres", "-c", "select pg_is_in_recovery()")
 	if err != nil {
-		return false, fmt.Sprintf("ask the server of %s: %v", leader, err)
+		return fail("ask the server of %s: %v", leader, err)
 	}
 	if strings.TrimSpace(out) != "f" {
-		return false, fmt.Sprintf("the server of %s is in recovery (pg_is_in_recovery() = %s)", leader, strings.TrimSpace(out))
+		return fail("the server of %s is in recovery (pg_is_in_recovery() = %s)", leader, strings.TrimSpace(out))
 	}
 	if ok, why := e.serviceAt(ctx, ns, p.Cluster, leaderPod); !ok {
-		return false, why
+		return fail("%s", why)
 	}
 	if p.Members > 0 {
 		// Patroni lists a member running before it streams (its slot is
@@ -300,16 +311,16 @@ func (e *Engine) patroniLeader(ctx context.Context, p *lab.PatroniLeader, a *Att
 		out, err := podexec.Run(ctx, e.cfg, ns, leader, spiloContainer, "psql", "-XqtA", "-U", "postgres", "-d", "postgres",
 			"-c", "select count(*) from pg_stat_replication where state = 'streaming'")
 		if err != nil {
-			return false, fmt.Sprintf("ask the server of %s: %v", leader, err)
+			return fail("ask the server of %s: %v", leader, err)
 		}
 		if got := strings.TrimSpace(out); got != fmt.Sprint(p.Members-1) {
-			return false, fmt.Sprintf("%s replicas stream from the leader %s, want %d", got, leader, p.Members-1)
+			return fail("%s replicas stream from the leader %s, want %d", got, leader, p.Members-1)
 		}
 	}
 	if p.Changed && a != nil && a.Deleted == leader {
-		return false, fmt.Sprintf("the leader is still %s, the pod that was deleted", leader)
+		return fail("the leader is still %s, the pod that was deleted", leader)
 	}
-	return true, fmt.Sprintf("Patroni's leader %s is labelled master, writable, and behind Service %s", leader, p.Cluster)
+	return leader, true, fmt.Sprintf("Patroni's leader %s is labelled master, writable, and behind Service %s", leader, p.Cluster)
 }
 
 // serviceAt says whether Service name's endpoints are exactly pod.
@@ -343,55 +354,63 @@ const (
 // Redis who it is: that one must answer master, every other a replica of
 // it.
 func (e *Engine) sentinelMaster(ctx context.Context, p *lab.SentinelMaster, a *Attempt) (bool, string) {
+	_, ok, why := e.sentinelLead(ctx, p, a)
+	return ok, why
+}
+
+// sentinelLead is sentinelMaster that also names the master it verified.
+func (e *Engine) sentinelLead(ctx context.Context, p *lab.SentinelMaster, a *Attempt) (master string, ok bool, why string) {
+	fail := func(format string, args ...any) (string, bool, string) {
+		return "", false, fmt.Sprintf(format, args...)
+	}
 	ns := podNamespace(p.Namespace)
 	base := "app.kubernetes.io/name=" + p.Name + ",app.kubernetes.io/component="
 	sentinels, err := e.readyPods(ctx, lab.PodSelector{Namespace: ns, Selector: base + "sentinel"})
 	if err != nil {
-		return false, err.Error()
+		return fail("%v", err)
 	}
 	redises, err := e.readyPods(ctx, lab.PodSelector{Namespace: ns, Selector: base + "redis"})
 	if err != nil {
-		return false, err.Error()
+		return fail("%v", err)
 	}
 	if len(sentinels) == 0 || len(redises) == 0 {
-		return false, fmt.Sprintf("%d ready Sentinels, %d ready Redis pods of %s", len(sentinels), len(redises), p.Name)
+		return fail("%d ready Sentinels, %d ready Redis pods of %s", len(sentinels), len(redises), p.Name)
 	}
 	addrs := map[string]bool{}
 	for _, s := range sentinels {
 		out, err := podexec.Run(ctx, e.cfg, ns, s.Name, sentinelContainer, "redis-cli", "-p", "26379", "SENTINEL", "get-master-addr-by-name", "mymaster")
 		if err != nil {
-			return false, fmt.Sprintf("ask Sentinel %s: %v", s.Name, err)
+			return fail("ask Sentinel %s: %v", s.Name, err)
 		}
 		addrs[firstField(out)] = true
 	}
 	if len(addrs) != 1 || addrs[""] {
-		return false, fmt.Sprintf("the Sentinels do not agree on a master: %v", keys(addrs))
+		return fail("the Sentinels do not agree on a master: %v", keys(addrs))
 	}
 	ip := keys(addrs)[0]
-	master := ""
 	for _, r := range redises {
 		out, err := podexec.Run(ctx, e.cfg, ns, r.Name, redisContainer, "redis-cli", "ROLE")
 		if err != nil {
-			return false, fmt.Sprintf("ask Redis %s: %v", r.Name, err)
+			return fail("ask Redis %s: %v", r.Name, err)
 		}
 		role := strings.Fields(out)
 		switch {
 		case r.Status.PodIP == ip:
 			if len(role) == 0 || role[0] != "master" {
-				return false, fmt.Sprintf("Sentinel names %s (%s) the master, but it answers ROLE %q", r.Name, ip, abbrev(out))
+				return fail("Sentinel names %s (%s) the master, but it answers ROLE %q", r.Name, ip, abbrev(out))
 			}
 			master = r.Name
 		case len(role) < 2 || role[0] != "slave" || role[1] != ip:
-			return false, fmt.Sprintf("%s does not replicate from the master %s: ROLE %q", r.Name, ip, abbrev(out))
+			return fail("%s does not replicate from the master %s: ROLE %q", r.Name, ip, abbrev(out))
 		}
 	}
 	if master == "" {
-		return false, fmt.Sprintf("Sentinel names %s the master, and no ready Redis pod has that address", ip)
+		return fail("Sentinel names %s the master, and no ready Redis pod has that address", ip)
 	}
 	if p.Changed && a != nil && a.Deleted == master {
-		return false, fmt.Sprintf("the master is still %s, the pod that was deleted", master)
+		return fail("the master is still %s, the pod that was deleted", master)
 	}
-	return true, fmt.Sprintf("every Sentinel names %s the master, which it is, with %d replicas", master, len(redises)-1)
+	return master, true, fmt.Sprintf("every Sentinel names %s the master, which it is, with %d replicas", master, len(redises)-1)
 }
 
 func firstField(s string) string {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/component-helpers/auth/rbac/validation"
 
-	"oplab.dev/oplab/charts"
 	"oplab.dev/oplab/internal/operator/install"
 )
 
@@ -209,21 +207,6 @@ func describeRules(rules []rbacv1.PolicyRule) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-// chartPermissions is what the operator's chart grants its ServiceAccount,
-// rendered with the chart's default values: the rules of the roles its
-// ClusterRoleBindings and RoleBindings bind to it.
-var chartPermissions = sync.OnceValues(func() (permissions, error) {
-	c, err := install.LoadChart(charts.PGOperator())
-	if err != nil {
-		return permissions{}, err
-	}
-	ms, err := install.Render(c, install.ReleaseName, install.Namespace, nil)
-	if err != nil {
-		return permissions{}, err
-	}
-	return permissionsOf(ms, serviceAccount{install.Namespace, install.ServiceAccount})
-})
 
 // permissionsOf gathers what rendered manifests grant sa.
 func permissionsOf(ms []install.Manifest, sa serviceAccount) (permissions, error) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -8,7 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/labs"
+	"oplab.dev/oplab/quizzes"
 )
 
 // TestSelfTestAllLabs is `oplab lab selftest --all` in `make test`: every
@@ -96,6 +99,7 @@ func selfTestLabs(t *testing.T, e *Engine, ids []string, perLab time.Duration) {
 			if !rep.Passed {
 				t.Errorf("lab %s: got self-test failed, want passed", id)
 			}
+			answerClusterQuestions(t, ctx, e, l)
 			t.Logf("lab %s: setup %s, total %s", id, rep.Setup.Round(time.Millisecond), rep.Elapsed.Round(time.Millisecond))
 		})
 	}
@@ -175,4 +179,29 @@ func lacks(e *Engine, l *lab.Lab) []string {
 		}
 	}
 	return out
+}
+
+// answerClusterQuestions asks the engine the true answer of each cluster
+// question of l's quiz, on the cluster the self-test left repaired: each
+// must have one, a name or a number.
+func answerClusterQuestions(t *testing.T, ctx context.Context, e *Engine, l *lab.Lab) {
+	t.Helper()
+	if l.Quiz == "" {
+		return
+	}
+	q, errs := quiz.Load(quizzes.FS, l.Quiz)
+	if len(errs) > 0 {
+		t.Fatalf("quiz %s: %v", l.Quiz, errs)
+	}
+	for _, qq := range q.Questions {
+		if qq.Type != quiz.Cluster {
+			continue
+		}
+		got, err := e.Answer(ctx, *qq.Answer)
+		if err != nil || strings.TrimSpace(got) == "" {
+			t.Errorf("quiz %s, question %s: got answer %q (%v), want one from the repaired cluster", l.Quiz, qq.ID, got, err)
+			continue
+		}
+		t.Logf("quiz %s, question %s: %s of %s is %q", l.Quiz, qq.ID, qq.Answer.Query, qq.Answer.Cluster, got)
+	}
 }

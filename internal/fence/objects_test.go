@@ -160,7 +160,8 @@ func TestLastPolicyIsProbed(t *testing.T) {
 
 // The learner's role leaves out what reaches the node or escalates: no
 // wildcard group or verb, no escalate, bind, approve or sign, no proxies
-// or kubelet subresources, impersonation of the operator's account only.
+// or kubelet subresources, impersonation of the operators' accounts only
+// (the reference's and Zalando's, for kubectl auth can-i --as).
 func TestLearnerRoleLeavesOut(t *testing.T) {
 	r := learnerRole(t)
 	for i, rule := range r.Rules {
@@ -171,8 +172,8 @@ func TestLearnerRoleLeavesOut(t *testing.T) {
 			if slices.Contains([]string{"*", "escalate", "bind", "approve", "sign"}, v) {
 				t.Errorf("rule %d: got verb %q", i, v)
 			}
-			if v == "impersonate" && (!slices.Equal(rule.Resources, []string{"serviceaccounts"}) || !slices.Equal(rule.ResourceNames, []string{"pg-operator"})) {
-				t.Errorf("rule %d: got impersonate on %v %v, want serviceaccounts pg-operator only", i, rule.Resources, rule.ResourceNames)
+			if v == "impersonate" && (!slices.Equal(rule.Resources, []string{"serviceaccounts"}) || !slices.Equal(rule.ResourceNames, []string{"pg-operator", "postgres-operator"})) {
+				t.Errorf("rule %d: got impersonate on %v %v, want serviceaccounts pg-operator and postgres-operator only", i, rule.Resources, rule.ResourceNames)
 			}
 		}
 		for _, res := range rule.Resources {

@@ -152,10 +152,14 @@ func (q *QuotaPresent) Validate() []FieldError {
 // exceeds MaxFactor times what the PostgresCluster's instances need
 // (spec.replicas times each instance's request or limit).
 type QuotaEnforced struct {
-	Target    `yaml:",inline"`
-	Name      string   `yaml:"name"`
-	Resources []string `yaml:"resources"`
-	MaxFactor float64  `yaml:"maxFactor"`
+	Target `yaml:",inline"`
+	Name   string `yaml:"name"`
+	// StatefulSet, when set, is the workload whose need bounds the quota
+	// (a third-party operator's, in the quota's namespace); by default the
+	// target's PostgresCluster.
+	StatefulSet string   `yaml:"statefulSet,omitempty"`
+	Resources   []string `yaml:"resources"`
+	MaxFactor   float64  `yaml:"maxFactor"`
 }
 
 // QuotaResources are the quota resources whose need QuotaEnforced can
@@ -165,6 +169,9 @@ var QuotaResources = []string{"cpu", "memory", "requests.cpu", "requests.memory"
 // Validate implements Validator.
 func (q *QuotaEnforced) Validate() []FieldError {
 	errs := dnsName("name", q.Name)
+	if q.StatefulSet != "" {
+		errs = append(errs, dnsName("statefulSet", q.StatefulSet)...)
+	}
 	if len(q.Resources) == 0 {
 		errs = append(errs, FieldError{"resources", "list the resources the quota must keep limiting"})
 	}

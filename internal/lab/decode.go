@@ -50,7 +50,7 @@ func (v *validator) decodeParams(p string, spec KindSpec, raw *yamlNode) any {
 		if tg.Namespace == "" {
 			tg.Namespace = v.l.Target.Namespace
 		}
-		if tg.Cluster == "" {
+		if o, ok := params.(clusterOptional); tg.Cluster == "" && !(ok && o.clusterOptional()) {
 			v.add(p+".params.cluster", "no cluster: set params.cluster or the lab's target.cluster")
 		}
 	}

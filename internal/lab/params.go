@@ -12,6 +12,14 @@ type targeted interface{ target() *Target }
 
 func (t *Target) target() *Target { return t }
 
+// clusterOptional is a targeted params that can do without a cluster (it
+// names another workload instead).
+type clusterOptional interface{ clusterOptional() bool }
+
+// clusterOptional implements clusterOptional: a quota bounded by a
+// StatefulSet's need names no PostgresCluster.
+func (q *QuotaEnforced) clusterOptional() bool { return q.StatefulSet != "" }
+
 var (
 	nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$`)
 

@@ -38,6 +38,8 @@ var queryKinds = map[string]QueryKind{
 	"conditionStatus":    {NeedsCondition: true, Doc: "status (True, False, Unknown) of a condition"},
 	"conditionReason":    {NeedsCondition: true, Doc: "reason of a condition"},
 	"storageClass":       {Doc: "storage class name the cluster's volume claims ask for"},
+	"patroniLeader":      {Doc: "pod name of the leader of Zalando's cluster <cluster>, as Patroni, its label, its server and its Service agree"},
+	"sentinelMaster":     {Doc: "pod name of the Redis master of the RedisFailover <cluster>, as every Sentinel and Redis itself agree"},
 }
 
 // LookupQuery returns the query kind with the given name.
