@@ -101,6 +101,55 @@ func (e *Engine) installThirdParty(ctx context.Context, name string) error {
 	return err
 }
 
+// uninstallThirdParty removes a lab's third-party operator at its
+// teardown, once what its custom resources made is gone: the operator
+// deletes a cluster's StatefulSet, pods and (Zalando's) claims itself, and
+// would leave them behind if it went first. Claims still there then are
+// deleted. Its CRDs stay, as Helm leaves them.
+func (e *Engine) uninstallThirdParty(ctx context.Context, name string) error {
+	o, err := thirdparty.Find(name)
+	if err != nil {
+		return err
+	}
+	if e.t.Provider == nil {
+		return fmt.Errorf("uninstall %s: no cluster provider: %w", name, ErrUnsupported)
+	}
+	managed := metav1.ListOptions{LabelSelector: o.Managed}
+	var left []string
+	err = wait.PollUntilContextTimeout(ctx, pollInterval, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pods, err := e.cs.CoreV1().Pods("").List(ctx, managed)
+		if err != nil {
+			return false, nil
+		}
+		left = left[:0]
+		for _, p := range pods.Items {
+			left = append(left, p.Namespace+"/"+p.Name)
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("uninstall %s: its pods %v are still there after their resources were deleted: %w", name, left, err)
+	}
+	claims, err := e.cs.CoreV1().PersistentVolumeClaims("").List(ctx, managed)
+	if err != nil {
+		return fmt.Errorf("uninstall %s: %w", name, err)
+	}
+	for _, c := range claims.Items {
+		if err := e.cs.CoreV1().PersistentVolumeClaims(c.Namespace).Delete(ctx, c.Name, metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+			return fmt.Errorf("uninstall %s: delete claim %s/%s: %w", name, c.Namespace, c.Name, err)
+		}
+	}
+	timeout := 5 * time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	in, err := o.Installer(e.t.Provider, e.t.Cluster, e.t.BinDir, timeout, e.log)
+	if err != nil {
+		return err
+	}
+	return in.Uninstall(ctx)
+}
+
 // podReady says whether p's Ready condition is true.
 func podReady(p *corev1.Pod) bool {
 	for _, c := range p.Status.Conditions {

@@ -118,7 +118,8 @@ func (e *Engine) waitChecks(ctx context.Context, a *Attempt, checks []lab.Check)
 // Teardown undoes what a lab did to the cluster, so that another lab can
 // start on it: every PostgresCluster, manifest and quota its steps made is
 // deleted, roles its chaos cut are restored, and the operator (kept
-// installed) runs. It is idempotent.
+// installed) runs. A third-party operator is uninstalled once what it made
+// for the lab is gone. It is idempotent.
 func (e *Engine) Teardown(ctx context.Context, l *lab.Lab, progress Progress) error {
 	e.use(l)
 	var steps []lab.Step
@@ -128,10 +129,20 @@ func (e *Engine) Teardown(ctx context.Context, l *lab.Lab, progress Progress) er
 		steps = append(steps, ex.Solution...)
 	}
 	var problems []error
+	// The operator runs first: a third-party operator deletes what its
+	// resources made only while it runs.
+	op := e.operator()
+	if _, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{}); err == nil {
+		if ok, _ := e.operatorReady(ctx); !ok {
+			if err := e.startOperator(ctx); err != nil {
+				problems = append(problems, err)
+			}
+		}
+	}
 	for i := len(steps) - 1; i >= 0; i-- {
 		s := steps[i]
 		if _, ok := s.Params.(*lab.StopOperator); ok {
-			continue // handled once below
+			continue // the operator was started above
 		}
 		_, undo := actionFor(s.Params)
 		if undo == nil {
@@ -145,12 +156,13 @@ func (e *Engine) Teardown(ctx context.Context, l *lab.Lab, progress Progress) er
 			problems = append(problems, err)
 		}
 	}
-	op := e.operator()
-	if _, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{}); err == nil {
-		if ok, _ := e.operatorReady(ctx); !ok {
-			if err := e.startOperator(ctx); err != nil {
-				problems = append(problems, err)
-			}
+	if l.Operator != "" && len(problems) == 0 {
+		report(progress, Step{Phase: PhaseReset, Kind: "installOperator", Message: "uninstall " + l.Operator})
+		start := time.Now()
+		err := e.uninstallThirdParty(ctx, l.Operator)
+		report(progress, Step{Phase: PhaseReset, Kind: "installOperator", Message: "uninstall " + l.Operator, Done: true, Err: err, Elapsed: time.Since(start)})
+		if err != nil {
+			problems = append(problems, err)
 		}
 	}
 	if len(problems) > 0 {

@@ -53,6 +53,9 @@ type Operator struct {
 	// ResourceImages are the images the custom resources name (a
 	// RedisFailover's spec.redis.image), which labs set.
 	ResourceImages []string
+	// Managed selects the pods and claims the operator makes for its
+	// custom resources, in any namespace.
+	Managed string
 }
 
 // Images are what the installer loads into the cluster's nodes: every
@@ -76,6 +79,7 @@ var (
 			"configGeneral": map[string]any{"docker_image": SpiloImage},
 		},
 		ChartImages: []string{"oplab.local/postgres-operator:v1.15.1", SpiloImage},
+		Managed:     "application=spilo",
 	}
 	// Spotahome is Spotahome's redis-operator: Redis with Sentinel
 	// (CRD RedisFailover of databases.spotahome.com/v1). Its pods take the
@@ -92,6 +96,7 @@ var (
 		},
 		ChartImages:    []string{"oplab.local/redis-operator:v1.2.4"},
 		ResourceImages: []string{RedisImage},
+		Managed:        "app.kubernetes.io/managed-by=redis-operator",
 	}
 )
 
