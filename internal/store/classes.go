@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -14,7 +13,7 @@ const classColumns = `id, name, labs, join_code, capacity, opens_at, closes_at, 
 
 // CreateClass stores a new class (Version 1). A taken name or join code is
 // ErrExists (the error says which); an unknown owner is ErrNotFound.
-func (s *SQLite) CreateClass(ctx context.Context, c *Class) error {
+func (s *DB) CreateClass(ctx context.Context, c *Class) error {
 	if c.ID == "" || c.Name == "" || c.JoinCode == "" || c.Owner == "" {
 		return errors.New("create class: an id, a name, a join code and an owner are required")
 	}
@@ -34,9 +33,9 @@ func (s *SQLite) CreateClass(ctx context.Context, c *Class) error {
 	switch {
 	case err == nil:
 		return nil
-	case isUnique(err) && strings.Contains(err.Error(), "classes.name"):
+	case isUniqueOn(err, "classes", "name"):
 		return fmt.Errorf("create class %q: name: %w", c.Name, ErrExists)
-	case isUnique(err) && strings.Contains(err.Error(), "classes.join_code"):
+	case isUniqueOn(err, "classes", "join_code"):
 		return fmt.Errorf("create class %q: join code: %w", c.Name, ErrExists)
 	case isUnique(err):
 		return fmt.Errorf("create class %q: %w", c.Name, ErrExists)
@@ -48,7 +47,7 @@ func (s *SQLite) CreateClass(ctx context.Context, c *Class) error {
 
 // UpdateClass stores c's fields (all but ID and Created) if the stored
 // version is still c.Version, then bumps c.Version; ErrConflict otherwise.
-func (s *SQLite) UpdateClass(ctx context.Context, c *Class) error {
+func (s *DB) UpdateClass(ctx context.Context, c *Class) error {
 	labs, err := json.Marshal(nonNil(c.Labs))
 	if err != nil {
 		return fmt.Errorf("update class %q: %w", c.Name, err)
@@ -58,7 +57,7 @@ func (s *SQLite) UpdateClass(ctx context.Context, c *Class) error {
 		return fmt.Errorf("update class %q: %w", c.Name, err)
 	}
 	updated := time.Now().UTC()
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+	err = s.tx(ctx, func(tx conn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE classes SET name = ?, labs = ?, join_code = ?, capacity = ?, opens_at = ?, closes_at = ?,
 			time_limit_ns = ?, owner = ?, closed = ?, updated_at = ?, warm = ?, version = version + 1 WHERE id = ? AND version = ?`,
 			c.Name, string(labs), c.JoinCode, c.Capacity, unixNano(c.Opens), unixNano(c.Closes), int64(c.TimeLimit),
@@ -83,23 +82,23 @@ func (s *SQLite) UpdateClass(ctx context.Context, c *Class) error {
 }
 
 // Class returns the class with the given id.
-func (s *SQLite) Class(ctx context.Context, id string) (Class, error) {
+func (s *DB) Class(ctx context.Context, id string) (Class, error) {
 	return s.classWhere(ctx, "id", id)
 }
 
 // ClassByName returns the class with the given name.
-func (s *SQLite) ClassByName(ctx context.Context, name string) (Class, error) {
+func (s *DB) ClassByName(ctx context.Context, name string) (Class, error) {
 	return s.classWhere(ctx, "name", name)
 }
 
 // ClassByCode returns the class whose join code is code.
-func (s *SQLite) ClassByCode(ctx context.Context, code string) (Class, error) {
+func (s *DB) ClassByCode(ctx context.Context, code string) (Class, error) {
 	return s.classWhere(ctx, "join_code", code)
 }
 
 // classWhere reads the one class whose column (a unique one, never user
 // input) equals v.
-func (s *SQLite) classWhere(ctx context.Context, column, v string) (Class, error) {
+func (s *DB) classWhere(ctx context.Context, column, v string) (Class, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+classColumns+` FROM classes WHERE `+column+` = ?`, v)
 	c, err := scanClass(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -113,7 +112,7 @@ func (s *SQLite) classWhere(ctx context.Context, column, v string) (Class, error
 
 // Classes lists the classes of owner (every class when owner is empty),
 // newest first.
-func (s *SQLite) Classes(ctx context.Context, owner string) ([]Class, error) {
+func (s *DB) Classes(ctx context.Context, owner string) ([]Class, error) {
 	q, args := `SELECT `+classColumns+` FROM classes`, []any{}
 	if owner != "" {
 		q, args = q+` WHERE owner = ?`, append(args, owner)

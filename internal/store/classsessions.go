@@ -12,23 +12,29 @@ import (
 // session belongs to one class: linking it again to the same class does
 // nothing, to another is ErrExists. An unknown session or class is
 // ErrNotFound.
-func (s *SQLite) LinkSession(ctx context.Context, sessionID, classID string) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		var current string
-		err := tx.QueryRowContext(ctx, `SELECT class_id FROM class_sessions WHERE session_id = ?`, sessionID).Scan(&current)
-		switch {
-		case err == nil && current == classID:
-			return nil
-		case err == nil:
-			return fmt.Errorf("already in class %s: %w", current, ErrExists)
-		case !errors.Is(err, sql.ErrNoRows):
+func (s *DB) LinkSession(ctx context.Context, sessionID, classID string) error {
+	err := s.tx(ctx, func(tx conn) error {
+		// Insert first, read only if the session was linked already: a
+		// link made meanwhile by another server is then read, not missed.
+		res, err := tx.ExecContext(ctx, `INSERT INTO class_sessions (session_id, class_id) VALUES (?, ?)
+			ON CONFLICT (session_id) DO NOTHING`, sessionID, classID)
+		if err != nil {
+			if isForeignKey(err) {
+				return ErrNotFound
+			}
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO class_sessions (session_id, class_id) VALUES (?, ?)`, sessionID, classID)
-		if err != nil && isForeignKey(err) {
-			return ErrNotFound
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
 		}
-		return err
+		var current string
+		if err := tx.QueryRowContext(ctx, `SELECT class_id FROM class_sessions WHERE session_id = ?`, sessionID).Scan(&current); err != nil {
+			return err
+		}
+		if current != classID {
+			return fmt.Errorf("already in class %s: %w", current, ErrExists)
+		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("link session %q to class %s: %w", sessionID, classID, err)
@@ -38,7 +44,7 @@ func (s *SQLite) LinkSession(ctx context.Context, sessionID, classID string) err
 
 // SessionClass returns the id of the class session sessionID runs in;
 // ErrNotFound when it runs in none.
-func (s *SQLite) SessionClass(ctx context.Context, sessionID string) (string, error) {
+func (s *DB) SessionClass(ctx context.Context, sessionID string) (string, error) {
 	var id string
 	err := s.db.QueryRowContext(ctx, `SELECT class_id FROM class_sessions WHERE session_id = ?`, sessionID).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -51,7 +57,7 @@ func (s *SQLite) SessionClass(ctx context.Context, sessionID string) (string, er
 }
 
 // ClassSessions lists the sessions of a class, oldest first.
-func (s *SQLite) ClassSessions(ctx context.Context, classID string) ([]Session, error) {
+func (s *DB) ClassSessions(ctx context.Context, classID string) ([]Session, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("s.", sessionColumns)+` FROM sessions s
 		JOIN class_sessions cs ON cs.session_id = s.id WHERE cs.class_id = ? ORDER BY s.created_at, s.id`, classID)
 	if err != nil {
@@ -73,13 +79,13 @@ func (s *SQLite) ClassSessions(ctx context.Context, classID string) ([]Session, 
 }
 
 // CountSessions returns how many sessions are in each state.
-func (s *SQLite) CountSessions(ctx context.Context) (map[string]int, error) {
+func (s *DB) CountSessions(ctx context.Context) (map[string]int, error) {
 	return s.countBy(ctx, `SELECT state, COUNT(*) FROM sessions GROUP BY state`)
 }
 
 // EventsOfKind returns the events of a session's timeline whose kind is one
 // of kinds, oldest first.
-func (s *SQLite) EventsOfKind(ctx context.Context, sessionID string, kinds ...string) ([]Event, error) {
+func (s *DB) EventsOfKind(ctx context.Context, sessionID string, kinds ...string) ([]Event, error) {
 	if len(kinds) == 0 {
 		return nil, nil
 	}

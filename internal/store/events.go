@@ -2,22 +2,26 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
 
 // AppendEvents adds evs to the end of a session's timeline in one
 // transaction, setting each one's Seq (and At, when zero).
-func (s *SQLite) AppendEvents(ctx context.Context, sessionID string, evs ...*Event) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, sessionID, evs) })
+func (s *DB) AppendEvents(ctx context.Context, sessionID string, evs ...*Event) error {
+	err := s.tx(ctx, func(tx conn) error { return appendEvents(ctx, tx, sessionID, evs) })
 	if err != nil {
 		return fmt.Errorf("append to timeline of session %q: %w", sessionID, err)
 	}
 	return nil
 }
 
-func appendEvents(ctx context.Context, tx *sql.Tx, sessionID string, evs []*Event) error {
+func appendEvents(ctx context.Context, tx conn, sessionID string, evs []*Event) error {
+	if len(evs) > 0 && tx.d.eventsLock != "" {
+		if _, err := tx.ExecContext(ctx, tx.d.eventsLock); err != nil {
+			return fmt.Errorf("wait for earlier events: %w", err)
+		}
+	}
 	for _, ev := range evs {
 		ev.SessionID = sessionID
 		if ev.At.IsZero() {
@@ -35,7 +39,7 @@ func appendEvents(ctx context.Context, tx *sql.Tx, sessionID string, evs []*Even
 
 // Events returns a session's timeline after seq (0 for all of it), oldest
 // first.
-func (s *SQLite) Events(ctx context.Context, sessionID string, after int64) ([]Event, error) {
+func (s *DB) Events(ctx context.Context, sessionID string, after int64) ([]Event, error) {
 	evs, err := s.queryEvents(ctx, `SELECT seq, session_id, at, kind, exercise, message, data FROM events
 		WHERE session_id = ? AND seq > ? ORDER BY seq`, sessionID, after)
 	if err != nil {
@@ -47,7 +51,7 @@ func (s *SQLite) Events(ctx context.Context, sessionID string, after int64) ([]E
 // EventsAfter returns up to limit events of every session after seq,
 // oldest first: a dashboard that watches a whole class polls it with the
 // last seq it saw (seqs grow across sessions).
-func (s *SQLite) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
+func (s *DB) EventsAfter(ctx context.Context, after int64, limit int) ([]Event, error) {
 	evs, err := s.queryEvents(ctx, `SELECT seq, session_id, at, kind, exercise, message, data FROM events
 		WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
@@ -58,7 +62,7 @@ func (s *SQLite) EventsAfter(ctx context.Context, after int64, limit int) ([]Eve
 
 // LastEventSeq returns the seq of the newest event of any session, 0 when
 // there is none: where a watcher that wants only what comes next starts.
-func (s *SQLite) LastEventSeq(ctx context.Context) (int64, error) {
+func (s *DB) LastEventSeq(ctx context.Context) (int64, error) {
 	var seq int64
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("read last event: %w", err)
@@ -66,7 +70,7 @@ func (s *SQLite) LastEventSeq(ctx context.Context) (int64, error) {
 	return seq, nil
 }
 
-func (s *SQLite) queryEvents(ctx context.Context, q string, args ...any) ([]Event, error) {
+func (s *DB) queryEvents(ctx context.Context, q string, args ...any) ([]Event, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err

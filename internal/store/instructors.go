@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -13,7 +12,7 @@ const instructorColumns = `name, password_hash, admin, created_at, updated_at, v
 
 // CreateInstructor stores a new instructor (Version 1); ErrExists when the
 // name is taken.
-func (s *SQLite) CreateInstructor(ctx context.Context, in *Instructor) error {
+func (s *DB) CreateInstructor(ctx context.Context, in *Instructor) error {
 	if in.Name == "" || in.PasswordHash == "" {
 		return errors.New("create instructor: a name and a password hash are required")
 	}
@@ -33,9 +32,9 @@ func (s *SQLite) CreateInstructor(ctx context.Context, in *Instructor) error {
 // UpdateInstructor stores in's password hash and admin flag if the stored
 // version is still in.Version, then bumps in.Version; ErrConflict
 // otherwise.
-func (s *SQLite) UpdateInstructor(ctx context.Context, in *Instructor) error {
+func (s *DB) UpdateInstructor(ctx context.Context, in *Instructor) error {
 	updated := time.Now().UTC()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx conn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE instructors SET password_hash = ?, admin = ?, updated_at = ?, version = version + 1
 			WHERE name = ? AND version = ?`, in.PasswordHash, in.Admin, unixNano(updated), in.Name, in.Version)
 		if err != nil {
@@ -52,7 +51,7 @@ func (s *SQLite) UpdateInstructor(ctx context.Context, in *Instructor) error {
 }
 
 // Instructor returns the instructor with the given name.
-func (s *SQLite) Instructor(ctx context.Context, name string) (Instructor, error) {
+func (s *DB) Instructor(ctx context.Context, name string) (Instructor, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+instructorColumns+` FROM instructors WHERE name = ?`, name)
 	in, err := scanInstructor(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -65,7 +64,7 @@ func (s *SQLite) Instructor(ctx context.Context, name string) (Instructor, error
 }
 
 // Instructors lists every instructor by name.
-func (s *SQLite) Instructors(ctx context.Context) ([]Instructor, error) {
+func (s *DB) Instructors(ctx context.Context) ([]Instructor, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+instructorColumns+` FROM instructors ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list instructors: %w", err)
@@ -95,7 +94,7 @@ func scanInstructor(r scanner) (Instructor, error) {
 
 // versionChecked turns an UPDATE ... WHERE version = ? that changed no row
 // into ErrNotFound or ErrConflict, reading the current version with q.
-func versionChecked(ctx context.Context, tx *sql.Tx, res sql.Result, q string, key string) error {
+func versionChecked(ctx context.Context, tx conn, res sql.Result, q string, key string) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return err
@@ -112,13 +111,4 @@ func versionChecked(ctx context.Context, tx *sql.Tx, res sql.Result, q string, k
 		return err
 	}
 	return ErrConflict
-}
-
-// isUnique reports a UNIQUE or PRIMARY KEY constraint failure; the pure Go
-// driver reports them in the message only.
-func isUnique(err error) bool { return strings.Contains(err.Error(), "UNIQUE constraint failed") }
-
-// isForeignKey reports a FOREIGN KEY constraint failure.
-func isForeignKey(err error) bool {
-	return strings.Contains(err.Error(), "FOREIGN KEY constraint failed")
 }

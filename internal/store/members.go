@@ -14,7 +14,7 @@ const memberColumns = `id, class_id, display_name, rejoin_hash, joined_at`
 // version the caller read (ErrConflict otherwise: the class was edited or
 // closed meanwhile) and has room under its capacity (ErrFull). A display
 // name already taken in the class (compared without case) is ErrExists.
-func (s *SQLite) AddMember(ctx context.Context, c *Class, m *Member) error {
+func (s *DB) AddMember(ctx context.Context, c *Class, m *Member) error {
 	if m.ID == "" || m.Name == "" || m.RejoinHash == "" {
 		return errors.New("add member: an id, a display name and a rejoin hash are required")
 	}
@@ -22,11 +22,14 @@ func (s *SQLite) AddMember(ctx context.Context, c *Class, m *Member) error {
 	if m.Joined.IsZero() {
 		m.Joined = time.Now().UTC()
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx conn) error {
+		// The class's row stays locked until the member is in, so two
+		// joins cannot both count the last free place; the count is a
+		// statement of its own so that it sees the joins committed
+		// while this one waited for the lock.
 		var version int64
 		var capacity, members int
-		err := tx.QueryRowContext(ctx, `SELECT version, capacity, (SELECT COUNT(*) FROM class_members WHERE class_id = classes.id)
-			FROM classes WHERE id = ?`, c.ID).Scan(&version, &capacity, &members)
+		err := tx.QueryRowContext(ctx, `SELECT version, capacity FROM classes WHERE id = ?`+tx.d.forUpdate, c.ID).Scan(&version, &capacity)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			return ErrNotFound
@@ -34,7 +37,11 @@ func (s *SQLite) AddMember(ctx context.Context, c *Class, m *Member) error {
 			return err
 		case version != c.Version:
 			return ErrConflict
-		case capacity > 0 && members >= capacity:
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM class_members WHERE class_id = ?`, c.ID).Scan(&members); err != nil {
+			return err
+		}
+		if capacity > 0 && members >= capacity {
 			return fmt.Errorf("%w (%d of %d)", ErrFull, members, capacity)
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO class_members (`+memberColumns+`) VALUES (?, ?, ?, ?, ?)`,
@@ -51,16 +58,16 @@ func (s *SQLite) AddMember(ctx context.Context, c *Class, m *Member) error {
 }
 
 // Member returns the member (learner) with the given id.
-func (s *SQLite) Member(ctx context.Context, id string) (Member, error) {
+func (s *DB) Member(ctx context.Context, id string) (Member, error) {
 	return s.memberWhere(ctx, "id", id)
 }
 
 // MemberByRejoin returns the member whose rejoin code hashes to hash.
-func (s *SQLite) MemberByRejoin(ctx context.Context, hash string) (Member, error) {
+func (s *DB) MemberByRejoin(ctx context.Context, hash string) (Member, error) {
 	return s.memberWhere(ctx, "rejoin_hash", hash)
 }
 
-func (s *SQLite) memberWhere(ctx context.Context, column, v string) (Member, error) {
+func (s *DB) memberWhere(ctx context.Context, column, v string) (Member, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+memberColumns+` FROM class_members WHERE `+column+` = ?`, v)
 	m, err := scanMember(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -73,7 +80,7 @@ func (s *SQLite) memberWhere(ctx context.Context, column, v string) (Member, err
 }
 
 // Members lists a class's members in the order they joined.
-func (s *SQLite) Members(ctx context.Context, classID string) ([]Member, error) {
+func (s *DB) Members(ctx context.Context, classID string) ([]Member, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT `+memberColumns+` FROM class_members WHERE class_id = ? ORDER BY joined_at, id`, classID)
 	if err != nil {
 		return nil, fmt.Errorf("list members of class %s: %w", classID, err)
@@ -94,7 +101,7 @@ func (s *SQLite) Members(ctx context.Context, classID string) ([]Member, error) 
 }
 
 // CountMembers returns how many learners joined each class, by class id.
-func (s *SQLite) CountMembers(ctx context.Context) (map[string]int, error) {
+func (s *DB) CountMembers(ctx context.Context) (map[string]int, error) {
 	return s.countBy(ctx, `SELECT class_id, COUNT(*) FROM class_members GROUP BY class_id`)
 }
 
@@ -107,7 +114,7 @@ func scanMember(r scanner) (Member, error) {
 }
 
 // countBy runs a query of (key, count) rows into a map.
-func (s *SQLite) countBy(ctx context.Context, q string, args ...any) (map[string]int, error) {
+func (s *DB) countBy(ctx context.Context, q string, args ...any) (map[string]int, error) {
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("count: %w", err)

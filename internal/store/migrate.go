@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -90,7 +89,7 @@ var migrations = []string{
 		class_id   TEXT NOT NULL REFERENCES classes (id) ON DELETE CASCADE
 	);
 	CREATE INDEX class_sessions_class ON class_sessions (class_id);`,
-	// 3: a class's warm sessions per lab, as JSON ({"failover": 3}).
+	// 4: a class's warm sessions per lab, as JSON ({"failover": 3}).
 	`ALTER TABLE classes ADD COLUMN warm TEXT NOT NULL DEFAULT '{}';`,
 	// 5: sign-ins, so that a cookie can be withdrawn: a cookie names its
 	// sign-in by a secret kept here only as a hash, and a request is
@@ -114,15 +113,9 @@ var migrations = []string{
 // SchemaVersion is the schema version this build migrates to.
 func SchemaVersion() int { return len(migrations) }
 
-// migrate applies the steps the file has not had yet, each in a
-// transaction of its own, and refuses a file from a newer oplab.
-func (s *SQLite) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		applied_at INTEGER NOT NULL
-	)`); err != nil {
-		return fmt.Errorf("create schema_migrations: %w", err)
-	}
+// migrate applies the steps the database has not had yet, each in a
+// transaction of its own, and refuses a database from a newer oplab.
+func (s *DB) migrate(ctx context.Context) error {
 	for {
 		done, err := s.migrateOne(ctx)
 		if err != nil || done {
@@ -131,9 +124,17 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	}
 }
 
-// migrateOne applies the next step, if any; done reports that none was left.
-func (s *SQLite) migrateOne(ctx context.Context) (done bool, err error) {
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+// migrateOne applies the next step, if any; done reports that none was
+// left. The dialect's setup runs first in the same transaction, so that of
+// two processes opening a new database at once, one migrates and the
+// other then finds the steps done.
+func (s *DB) migrateOne(ctx context.Context) (done bool, err error) {
+	err = s.tx(ctx, func(tx conn) error {
+		for _, stmt := range tx.d.migrationSetup {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("prepare to migrate %s schema: %w", tx.d.name, err)
+			}
+		}
 		var v int
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
@@ -145,7 +146,7 @@ func (s *SQLite) migrateOne(ctx context.Context) (done bool, err error) {
 			done = true
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.d.schema(migrations[v])); err != nil {
 			return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`, v+1, time.Now().UnixNano()); err != nil {
@@ -156,8 +157,8 @@ func (s *SQLite) migrateOne(ctx context.Context) (done bool, err error) {
 	return done, err
 }
 
-// Version reports the file's schema version.
-func (s *SQLite) Version(ctx context.Context) (int, error) {
+// Version reports the database's schema version.
+func (s *DB) Version(ctx context.Context) (int, error) {
 	var v int
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)

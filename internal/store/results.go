@@ -7,7 +7,7 @@ import (
 )
 
 // PutResult stores r as the result of its item, replacing an earlier one.
-func (s *SQLite) PutResult(ctx context.Context, r *Result) error {
+func (s *DB) PutResult(ctx context.Context, r *Result) error {
 	if r.At.IsZero() {
 		r.At = time.Now().UTC()
 	}
@@ -24,7 +24,7 @@ func (s *SQLite) PutResult(ctx context.Context, r *Result) error {
 }
 
 // Results returns a session's results, ordered by time.
-func (s *SQLite) Results(ctx context.Context, sessionID string) ([]Result, error) {
+func (s *DB) Results(ctx context.Context, sessionID string) ([]Result, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT session_id, kind, item, score, total, passed, recovery_ns, at, data
 		FROM results WHERE session_id = ? ORDER BY at, kind, item`, sessionID)
 	if err != nil {

@@ -13,7 +13,7 @@ const sessionColumns = `id, learner, lab, cluster, provider, state, exercise, la
 
 // CreateSession stores a new session (Version 1, Created and Updated set
 // to now when zero) with its first timeline events, in one transaction.
-func (s *SQLite) CreateSession(ctx context.Context, sess *Session, evs ...*Event) error {
+func (s *DB) CreateSession(ctx context.Context, sess *Session, evs ...*Event) error {
 	if sess.ID == "" {
 		return errors.New("create session: empty id")
 	}
@@ -23,12 +23,12 @@ func (s *SQLite) CreateSession(ctx context.Context, sess *Session, evs ...*Event
 	}
 	sess.Updated = sess.Created
 	sess.Version = 1
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx conn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sess.ID, sess.Learner, sess.Lab, sess.Cluster, sess.Provider, sess.State, sess.Exercise, sess.Lang,
 			unixNano(sess.Created), unixNano(sess.Updated), sess.Version, jsonText(sess.Data))
 		if err != nil {
-			if strings.Contains(err.Error(), "UNIQUE constraint failed") {
+			if isUnique(err) {
 				return fmt.Errorf("session %q: %w", sess.ID, ErrExists)
 			}
 			return err
@@ -45,9 +45,9 @@ func (s *SQLite) CreateSession(ctx context.Context, sess *Session, evs ...*Event
 // evs, in one transaction, if the stored version is still sess.Version; it
 // then bumps sess.Version. A concurrent change gives ErrConflict and
 // changes nothing.
-func (s *SQLite) UpdateSession(ctx context.Context, sess *Session, evs ...*Event) error {
+func (s *DB) UpdateSession(ctx context.Context, sess *Session, evs ...*Event) error {
 	updated := time.Now().UTC()
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx conn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET learner = ?, lab = ?, cluster = ?, provider = ?, state = ?, exercise = ?, lang = ?,
 			data = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
 			sess.Learner, sess.Lab, sess.Cluster, sess.Provider, sess.State, sess.Exercise, sess.Lang,
@@ -70,7 +70,7 @@ func (s *SQLite) UpdateSession(ctx context.Context, sess *Session, evs ...*Event
 	return nil
 }
 
-func conflictOrMissing(ctx context.Context, tx *sql.Tx, id string) error {
+func conflictOrMissing(ctx context.Context, tx conn, id string) error {
 	var v int64
 	err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, id).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -83,7 +83,7 @@ func conflictOrMissing(ctx context.Context, tx *sql.Tx, id string) error {
 }
 
 // Session returns the session with the given id.
-func (s *SQLite) Session(ctx context.Context, id string) (Session, error) {
+func (s *DB) Session(ctx context.Context, id string) (Session, error) {
 	row := s.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id)
 	sess, err := scanSession(row)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -96,7 +96,7 @@ func (s *SQLite) Session(ctx context.Context, id string) (Session, error) {
 }
 
 // Sessions lists the sessions f selects, newest first.
-func (s *SQLite) Sessions(ctx context.Context, f Filter) ([]Session, error) {
+func (s *DB) Sessions(ctx context.Context, f Filter) ([]Session, error) {
 	var where []string
 	var args []any
 	if f.Learner != "" {
@@ -136,7 +136,7 @@ func (s *SQLite) Sessions(ctx context.Context, f Filter) ([]Session, error) {
 }
 
 // DeleteSession removes a session with its timeline and results.
-func (s *SQLite) DeleteSession(ctx context.Context, id string) error {
+func (s *DB) DeleteSession(ctx context.Context, id string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)

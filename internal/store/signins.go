@@ -40,7 +40,7 @@ const signInColumns = `id, learner, instructor, class_id, created_at, expires_at
 // CreateSignIn records si, first forgetting expired sign-ins and, beyond
 // the keep newest, older sign-ins of the same learner or instructor, so
 // the table stays bounded however often someone signs in.
-func (s *SQLite) CreateSignIn(ctx context.Context, si *SignIn, keep int) error {
+func (s *DB) CreateSignIn(ctx context.Context, si *SignIn, keep int) error {
 	if si.ID == "" || (si.Learner == "") == (si.Instructor == "") || si.Expires.IsZero() {
 		return errors.New("create sign-in: an id, a learner or an instructor, and an expiry are required")
 	}
@@ -51,13 +51,15 @@ func (s *SQLite) CreateSignIn(ctx context.Context, si *SignIn, keep int) error {
 	if si.Instructor != "" {
 		column, who = "instructor", si.Instructor
 	}
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx conn) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sign_ins WHERE expires_at < ?`, unixNano(si.Created)); err != nil {
 			return err
 		}
-		// column is one of two names above, never input.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sign_ins WHERE id IN (SELECT id FROM sign_ins WHERE `+column+` = ?
-			ORDER BY created_at DESC LIMIT -1 OFFSET ?)`, who, max(keep-1, 0)); err != nil {
+		// column is one of two names above, never input. The newest
+		// keep-1 stay, and si makes keep (NOT IN rather than SQLite's
+		// LIMIT -1 OFFSET, which PostgreSQL does not take).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sign_ins WHERE `+column+` = ? AND id NOT IN (SELECT id FROM sign_ins
+			WHERE `+column+` = ? ORDER BY created_at DESC LIMIT ?)`, who, who, max(keep-1, 0)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO sign_ins (`+signInColumns+`) VALUES (?, ?, ?, ?, ?, ?)`,
@@ -72,7 +74,7 @@ func (s *SQLite) CreateSignIn(ctx context.Context, si *SignIn, keep int) error {
 
 // SignInState reads sign-in id with its member, class and instructor, in
 // one indexed read: it runs on every signed-in request.
-func (s *SQLite) SignInState(ctx context.Context, id string) (SignInState, error) {
+func (s *DB) SignInState(ctx context.Context, id string) (SignInState, error) {
 	var st SignInState
 	var created, expires int64
 	err := s.db.QueryRowContext(ctx, `SELECT s.id, s.learner, s.instructor, s.class_id, s.created_at, s.expires_at,
@@ -95,7 +97,7 @@ func (s *SQLite) SignInState(ctx context.Context, id string) (SignInState, error
 
 // DeleteSignIn forgets sign-in id (a sign-out); forgetting one that is
 // not there is no error.
-func (s *SQLite) DeleteSignIn(ctx context.Context, id string) error {
+func (s *DB) DeleteSignIn(ctx context.Context, id string) error {
 	if _, err := s.db.ExecContext(ctx, `DELETE FROM sign_ins WHERE id = ?`, id); err != nil {
 		return fmt.Errorf("delete sign-in: %w", err)
 	}
@@ -104,7 +106,7 @@ func (s *SQLite) DeleteSignIn(ctx context.Context, id string) error {
 
 // DeleteClassSignIns forgets the sign-ins of a class's learners and
 // returns how many there were.
-func (s *SQLite) DeleteClassSignIns(ctx context.Context, classID string) (int, error) {
+func (s *DB) DeleteClassSignIns(ctx context.Context, classID string) (int, error) {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM sign_ins WHERE class_id = ?`, classID)
 	if err != nil {
 		return 0, fmt.Errorf("delete sign-ins of class %s: %w", classID, err)
@@ -116,8 +118,8 @@ func (s *SQLite) DeleteClassSignIns(ctx context.Context, classID string) (int, e
 // DeleteInstructor removes an instructor and their sign-ins in one
 // transaction. An instructor who still owns classes is ErrConflict: a
 // class needs an owner.
-func (s *SQLite) DeleteInstructor(ctx context.Context, name string) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+func (s *DB) DeleteInstructor(ctx context.Context, name string) error {
+	err := s.tx(ctx, func(tx conn) error {
 		var owned int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM classes WHERE owner = ?`, name).Scan(&owned); err != nil {
 			return err
@@ -130,6 +132,9 @@ func (s *SQLite) DeleteInstructor(ctx context.Context, name string) error {
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM instructors WHERE name = ?`, name)
 		if err != nil {
+			if isForeignKey(err) { // a class given to them since the count
+				return fmt.Errorf("%w: owns a class", ErrConflict)
+			}
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
