@@ -20,6 +20,11 @@ func OpenPostgres(ctx context.Context, connString string) (*DB, error) {
 		return nil, fmt.Errorf("open store: PostgreSQL connection string: %w", err)
 	}
 	where := fmt.Sprintf("postgres://%s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	// A writer waits for another's locks as long as on SQLite, then
+	// fails, unless the connection string says otherwise.
+	if _, set := cfg.RuntimeParams["lock_timeout"]; !set {
+		cfg.RuntimeParams["lock_timeout"] = fmt.Sprintf("%dms", BusyTimeout.Milliseconds())
+	}
 	return migrated(ctx, newDB(stdlib.OpenDB(*cfg), postgresDialect, "", where))
 }
 

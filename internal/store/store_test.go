@@ -240,7 +240,11 @@ func TestReopen(t *testing.T) {
 		if v, err := s2.Version(ctx); err != nil || v != SchemaVersion() {
 			t.Errorf("schema version: got %d (%v), want %d", v, err, SchemaVersion())
 		}
-		if b.d != sqliteDialect {
+		if b.d == postgresDialect {
+			var timeout string
+			if err := s2.db.QueryRowContext(ctx, "SHOW lock_timeout").Scan(&timeout); err != nil || timeout != "10s" {
+				t.Errorf("lock timeout: got %q (%v), want 10s (BusyTimeout, as on SQLite)", timeout, err)
+			}
 			return
 		}
 		var mode string
