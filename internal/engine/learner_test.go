@@ -28,7 +28,6 @@ var refusedByAPI = map[string]bool{
 	"postgres-operator/operator-down/rollout-restart":     true, // oplab-system
 	"postgres-operator/rbac-forbidden/edit-status":        true, // status
 	"postgres-operator/storage-class/edit-status":         true, // status
-	"postgres-operator/quota/edit-status":                 true, // status
 	"redis-failover/delete-master/edit-status":            true, // status
 	"failover/delete-primary/stop-and-promote-by-hand":    true, // status
 	"operator-basics/operator-down/status-by-hand":        true, // status
