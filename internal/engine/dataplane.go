@@ -89,16 +89,22 @@ func (e *Engine) installThirdParty(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	timeout := 5 * time.Minute
-	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d)
-	}
-	in, err := o.Installer(e.t.Provider, e.t.Cluster, e.t.BinDir, timeout, e.log)
+	in, err := e.thirdPartyInstaller(ctx, o)
 	if err != nil {
 		return err
 	}
 	_, err = in.Install(ctx)
 	return err
+}
+
+// thirdPartyInstaller is o's installer into the target's cluster, with the time
+// left in ctx (five minutes when it has no deadline).
+func (e *Engine) thirdPartyInstaller(ctx context.Context, o thirdparty.Operator) (*install.Installer, error) {
+	timeout := 5 * time.Minute
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	return o.Installer(e.t.Provider, e.t.Cluster, e.t.BinDir, timeout, e.log)
 }
 
 // uninstallThirdParty removes a lab's third-party operator at its
@@ -139,11 +145,7 @@ func (e *Engine) uninstallThirdParty(ctx context.Context, name string) error {
 			return fmt.Errorf("uninstall %s: delete claim %s/%s: %w", name, c.Namespace, c.Name, err)
 		}
 	}
-	timeout := 5 * time.Minute
-	if d, ok := ctx.Deadline(); ok {
-		timeout = time.Until(d)
-	}
-	in, err := o.Installer(e.t.Provider, e.t.Cluster, e.t.BinDir, timeout, e.log)
+	in, err := e.thirdPartyInstaller(ctx, o)
 	if err != nil {
 		return err
 	}
