@@ -303,6 +303,33 @@ func (p *Provider) RESTConfig(name string) (*rest.Config, error) {
 	return cfg, nil
 }
 
+// Stop stops the cluster's processes and keeps everything it needs to start
+// again: certificates, configuration and etcd's data. Only backends whose
+// clusters are processes (embedded) support it.
+func (p *Provider) Stop(ctx context.Context, name string) error {
+	r, ok := p.backend.(providers.Restarter)
+	if !ok {
+		return fmt.Errorf("stop %s: %w", name, ErrUnsupported)
+	}
+	return r.Stop(ctx, name)
+}
+
+// Start starts a stopped cluster again, as it was: every object in it is
+// kept. It fails when the cluster runs, and on backends without Stop.
+func (p *Provider) Start(ctx context.Context, name string, opts ...CreateOption) error {
+	r, ok := p.backend.(providers.Restarter)
+	if !ok {
+		return fmt.Errorf("start %s: %w", name, ErrUnsupported)
+	}
+	var o providers.CreateOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return err
+		}
+	}
+	return r.Start(ctx, name, o)
+}
+
 // LoadImages copies images from the local container engine into every node
 // of the cluster. Only backends with the LoadImages capability support it.
 func (p *Provider) LoadImages(ctx context.Context, cluster string, images ...string) error {

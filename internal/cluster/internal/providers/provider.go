@@ -45,6 +45,16 @@ type HostProcessRunner interface {
 	HostProgram(ctx context.Context, cluster, path string) (string, error)
 }
 
+// Restarter is implemented by providers whose clusters can be stopped and
+// started again from their saved state (embedded): the pods provider's
+// control-plane pod starts its cluster again after the pod is replaced.
+type Restarter interface {
+	// Stop stops the cluster's processes and keeps its state.
+	Stop(ctx context.Context, name string) error
+	// Start starts a stopped cluster again from its state.
+	Start(ctx context.Context, name string, opts CreateOptions) error
+}
+
 // ImageLoader is implemented by providers whose nodes run real containers
 // (kind): images of the local engine are copied into the nodes, so no
 // registry is needed.

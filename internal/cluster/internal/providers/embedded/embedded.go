@@ -244,19 +244,27 @@ func (c *creation) step(name string, fn func() error) error {
 }
 
 func (c *creation) run(ctx context.Context) error {
-	l, st := c.l, c.st
 	if err := c.step("Preparing certificates and configuration", c.prepare); err != nil {
 		return err
 	}
+	seed, err := c.seed(ctx)
+	if err != nil {
+		return err
+	}
+	return c.startProcesses(ctx, seed)
+}
+
+// startProcesses starts the cluster's cell (when confined), etcd and
+// kube-controlplane, and waits until the cluster is usable. A new cluster
+// (seed set) gets its etcd data from the seed and its node made; a cluster
+// started again (seed empty) has both already.
+func (c *creation) startProcesses(ctx context.Context, seed string) error {
+	l, st := c.l, c.st
 	hc, err := healthClient(c.pki)
 	if err != nil {
 		return err
 	}
 	defer hc.CloseIdleConnections()
-	seed, err := c.seed(ctx)
-	if err != nil {
-		return err
-	}
 	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
 	if c.p.confined {
 		if err := c.step("Making the cluster's cell", func() error { return c.startCell(ctx) }); err != nil {
@@ -264,8 +272,10 @@ func (c *creation) run(ctx context.Context) error {
 		}
 	}
 	if err := c.step("Starting etcd", func() error {
-		if err := copyTree(seed, l.etcdDir()); err != nil {
-			return fmt.Errorf("copy the cluster seed: %w", err)
+		if seed != "" {
+			if err := copyTree(seed, l.etcdDir()); err != nil {
+				return fmt.Errorf("copy the cluster seed: %w", err)
+			}
 		}
 		recs, err := c.start(etcd)
 		if err != nil {
@@ -297,13 +307,15 @@ func (c *creation) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.step("Creating the node", func() error {
-		if err := fixKubernetesService(ctx, cs, st.Ports.APIServer); err != nil {
+	if seed != "" {
+		if err := c.step("Creating the node", func() error {
+			if err := fixKubernetesService(ctx, cs, st.Ports.APIServer); err != nil {
+				return err
+			}
+			return createNode(ctx, cs)
+		}); err != nil {
 			return err
 		}
-		return createNode(ctx, cs)
-	}); err != nil {
-		return err
 	}
 	if err := c.step("Starting kube-controller-manager, kube-scheduler and kwok", func() error {
 		return c.wait(ctx, hc, componentTimeout, cpRecs[1:]...)
