@@ -21,10 +21,14 @@ FROM base AS pg-operator
 COPY pg-operator /usr/local/bin/pg-operator
 ENTRYPOINT ["/usr/local/bin/pg-operator"]
 
-# The lab server with the embedded control plane's binaries beside it.
+# The lab server with the embedded control plane's binaries beside it. The
+# pods provider runs learners' control planes from it too (cellpod).
 FROM base AS oplab
-COPY oplab hostpod pg-operator /usr/local/bin/
+COPY oplab hostpod pg-operator cellpod /usr/local/bin/
 COPY controlplane/ /usr/local/bin/
+# The C library of the host that built the control plane (empty when the
+# control plane is linked statically).
+COPY sysroot/ /
 ENV OPLAB_BIN=/usr/local/bin OPLAB_DATA=/tmp/oplab HOME=/tmp
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/oplab"]

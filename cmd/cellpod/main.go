@@ -1,0 +1,59 @@
+// Command cellpod is the main process of a learner's control-plane pod on
+// the pods provider (see package cellpod):
+//
+//	cellpod run -name NAME [-data /var/lib/oplab] [-bin /usr/local/bin] [-listen 0.0.0.0:6443]
+//	cellpod kubeconfig -name NAME [-data /var/lib/oplab]
+//
+// "run" makes the cluster in the pod's volume, or starts it again from
+// there, and serves its API server on -listen until SIGTERM; "kubeconfig"
+// prints the cluster's admin kubeconfig.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"oplab.dev/oplab/internal/cluster/cellpod"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cellpod:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = "usage: cellpod run|kubeconfig -name NAME [-data DIR] [-bin DIR] [-listen ADDR]"
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf(usage)
+	}
+	fs := flag.NewFlagSet("cellpod "+args[0], flag.ContinueOnError)
+	var o cellpod.Options
+	fs.StringVar(&o.Name, "name", "", "the cluster's name")
+	fs.StringVar(&o.DataDir, "data", "/var/lib/oplab", "the pod's volume, where the cluster's state lives")
+	fs.StringVar(&o.BinDir, "bin", "/usr/local/bin", "where etcd and kube-controlplane are")
+	fs.StringVar(&o.Listen, "listen", "0.0.0.0:6443", "the pod's API port")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if o.Name == "" || fs.NArg() != 0 {
+		return fmt.Errorf(usage)
+	}
+	switch args[0] {
+	case "run":
+		return cellpod.Run(ctx, o)
+	case "kubeconfig":
+		return cellpod.Kubeconfig(o, os.Stdout)
+	default:
+		return fmt.Errorf("unknown command %q; %s", args[0], usage)
+	}
+}
