@@ -22,6 +22,7 @@ import (
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 	"oplab.dev/oplab/internal/cluster/internal/providers/embedded"
 	"oplab.dev/oplab/internal/cluster/internal/providers/kind"
+	"oplab.dev/oplab/internal/cluster/internal/providers/pods"
 )
 
 // Types shared with the backends.
@@ -162,10 +163,90 @@ func ProviderWithKind(o KindOptions) ProviderOption {
 	}
 }
 
+// PodsOptions configure the pods backend; see ProviderWithPods.
+type PodsOptions = pods.Options
+
+// PodsReach says how oplab reaches the learners' API servers on the pods
+// backend.
+type PodsReach = pods.Reach
+
+// Ways to reach a cell.
+const (
+	PodsReachService     = pods.ReachService
+	PodsReachPortForward = pods.ReachPortForward
+)
+
+// DefaultPodsImage is the image `make images` builds (oplab.dev/oplab at
+// the reference chart's appVersion): it carries cellpod and the control
+// plane.
+const DefaultPodsImage = "oplab.dev/oplab:0.1.0"
+
+// ProviderWithPods selects the pods backend: each cluster is a
+// StatefulSet of one pod on a host Kubernetes cluster (see package
+// cellpod), reached through its Service or a port forward.
+func ProviderWithPods(o PodsOptions) ProviderOption {
+	return func(p *Provider) error {
+		if o.Logger == nil {
+			o.Logger = p.logger
+		}
+		b, err := pods.New(o)
+		if err != nil {
+			return err
+		}
+		p.backend = b
+		return nil
+	}
+}
+
+// PodsFromEnv configures the pods backend from the environment: the host
+// cluster from $OPLAB_PODS_KUBECONFIG, else the pod's own ServiceAccount
+// (oplab runs in the host cluster), else $KUBECONFIG; the namespace from
+// $OPLAB_PODS_NAMESPACE, else the pod's own, else "oplab-cells"; the image
+// from $OPLAB_PODS_IMAGE, else DefaultPodsImage; the claims' class from
+// $OPLAB_PODS_STORAGE_CLASS; the way in from $OPLAB_PODS_REACH.
+func PodsFromEnv(dataDir string) (PodsOptions, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if k := os.Getenv("OPLAB_PODS_KUBECONFIG"); k != "" {
+		rules.ExplicitPath = k
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return PodsOptions{}, fmt.Errorf("pods provider: the host cluster: %w (set OPLAB_PODS_KUBECONFIG)", err)
+	}
+	ns := os.Getenv("OPLAB_PODS_NAMESPACE")
+	if ns == "" {
+		if own, ok, _ := cc.Namespace(); ok && own != "" {
+			ns = own
+		} else {
+			ns = "oplab-cells"
+		}
+	}
+	image := os.Getenv("OPLAB_PODS_IMAGE")
+	if image == "" {
+		image = DefaultPodsImage
+	}
+	return PodsOptions{
+		Config: cfg, Namespace: ns, Image: image, DataDir: dataDir,
+		StorageClass: os.Getenv("OPLAB_PODS_STORAGE_CLASS"),
+		Reach:        PodsReach(os.Getenv("OPLAB_PODS_REACH")),
+	}, nil
+}
+
+// Close releases what the backend holds for this process (the pods
+// backend's port forwards); clusters keep running.
+func (p *Provider) Close() error {
+	if c, ok := p.backend.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // Provider names for ProviderByName.
 const (
 	ProviderEmbedded = "embedded"
 	ProviderKind     = "kind"
+	ProviderPods     = "pods"
 )
 
 // DefaultProviderName is $OPLAB_PROVIDER, else "embedded".
@@ -177,7 +258,7 @@ func DefaultProviderName() string {
 }
 
 // ProviderByName selects the backend called name: "embedded" (binDir,
-// dataDir) or "kind" (dataDir; the node image from $OPLAB_KIND_NODE_IMAGE
+// dataDir), "pods" (dataDir; configured as PodsFromEnv says) or "kind" (dataDir; the node image from $OPLAB_KIND_NODE_IMAGE
 // when set, else chosen at each create as KindOptions.NodeImage says, and
 // the base kind config from $OPLAB_KIND_CONFIG when set, as
 // hack/kind/env.sh prints it).
@@ -191,9 +272,17 @@ func ProviderByName(name, binDir, dataDir string) ProviderOption {
 			NodeImage:  os.Getenv(KindNodeImageEnv),
 			ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
 		})
+	case ProviderPods:
+		return func(p *Provider) error {
+			o, err := PodsFromEnv(dataDir)
+			if err != nil {
+				return err
+			}
+			return ProviderWithPods(o)(p)
+		}
 	default:
 		return func(*Provider) error {
-			return fmt.Errorf("unknown cluster provider %q: use %s or %s", name, ProviderEmbedded, ProviderKind)
+			return fmt.Errorf("unknown cluster provider %q: use %s, %s or %s", name, ProviderEmbedded, ProviderKind, ProviderPods)
 		}
 	}
 }

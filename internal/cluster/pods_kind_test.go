@@ -1,0 +1,308 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/cluster/clustertest"
+)
+
+// TestKindPodsProvider runs three learners' control planes as pods on a
+// kind host cluster, as a university's cluster would: each answers
+// through its port forward with objects of its own; deleting one's pod
+// brings it back from its claim with the learner's objects; the cells'
+// NetworkPolicy lets only oplab's server pods in and nothing out; Delete
+// leaves no pod, claim or Service behind.
+func TestKindPodsProvider(t *testing.T) {
+	host := clustertest.NewKind(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
+	defer cancel()
+	start := time.Now()
+	if err := host.Provider.LoadImages(ctx, host.Name, cluster.DefaultPodsImage); err != nil {
+		t.Fatalf("load %s (make images builds it): %v", cluster.DefaultPodsImage, err)
+	}
+	t.Logf("image loaded in %s", time.Since(start).Round(time.Millisecond))
+	const ns = "oplab-cells"
+	if _, err := host.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := cluster.NewProvider(cluster.ProviderWithPods(cluster.PodsOptions{
+		Config: host.Config, Namespace: ns, Image: cluster.DefaultPodsImage,
+		DataDir: t.TempDir(), Reach: cluster.PodsReachPortForward,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+
+	names := []string{"ada", "grace", "linus"}
+	clients := make([]kubernetes.Interface, len(names))
+	var wg sync.WaitGroup
+	errs := make([]error, len(names))
+	for i, name := range names {
+		wg.Go(func() {
+			began := time.Now()
+			if errs[i] = p.Create(ctx, name); errs[i] != nil {
+				return
+			}
+			t.Logf("%s's control plane ready in %s", name, time.Since(began).Round(time.Millisecond))
+			cfg, err := p.RESTConfig(name)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			clients[i], errs[i] = kubernetes.NewForConfig(cfg)
+		})
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, n := range names {
+			if err := p.Delete(context.WithoutCancel(ctx), n); err != nil && !errors.Is(err, cluster.ErrNotFound) {
+				t.Errorf("delete %s: %v", n, err)
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("three control planes ready in %s", time.Since(start).Round(time.Millisecond))
+
+	// Each cluster is its own: a learner's object is not in another's.
+	for i, name := range names {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}, Data: map[string]string{"learner": name}}
+		if _, err := clients[i].CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	for i, name := range names {
+		got, err := clients[i].CoreV1().ConfigMaps("default").Get(ctx, "owner", metav1.GetOptions{})
+		if err != nil || got.Data["learner"] != name {
+			t.Errorf("%s reads owner=%q (%v), want its own", name, got.Data["learner"], err)
+		}
+	}
+	list, err := p.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 3 {
+		t.Fatalf("List: %d clusters, want 3: %+v", len(list), list)
+	}
+	for _, s := range list {
+		if s.State != cluster.StateRunning || s.Provider != "pods" {
+			t.Errorf("List: %s is %s on %s, want running on pods", s.Name, s.State, s.Provider)
+		}
+	}
+
+	// The cell holds nothing of the host: no ServiceAccount token was
+	// mounted into the admitted pod, nothing runs privileged.
+	cells, err := host.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=oplab-cell"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells.Items) != 3 {
+		t.Fatalf("cell pods: %d, want 3", len(cells.Items))
+	}
+	for _, pod := range cells.Items {
+		for _, v := range pod.Spec.Volumes {
+			if v.Projected != nil || v.HostPath != nil {
+				t.Errorf("cell %s mounts %s (%+v): a learner could read it through KWOK's pod logs", pod.Name, v.Name, v.VolumeSource)
+			}
+		}
+		for _, c := range pod.Spec.Containers {
+			if sc := c.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+				t.Errorf("cell %s container %s: security context %+v", pod.Name, c.Name, sc)
+			}
+		}
+	}
+
+	// The network wall, as the policies say it. kind's bridge CNI built
+	// here enforces no NetworkPolicy, so the rule is checked by evaluating
+	// the policies the host cluster holds against the real pods: only a
+	// pod with the server's labels reaches a cell's API port.
+	policies, err := host.Client.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := map[string]string{"app.kubernetes.io/name": "oplab", "app.kubernetes.io/component": "server"}
+	for _, to := range cells.Items {
+		if !ingressAllowed(policies.Items, server, to.Labels, 6443) {
+			t.Errorf("the server cannot reach %s's API port", to.Name)
+		}
+		if ingressAllowed(policies.Items, map[string]string{"app": "anything"}, to.Labels, 6443) {
+			t.Errorf("an unlabelled pod reaches %s", to.Name)
+		}
+		for _, from := range cells.Items {
+			if from.Name == to.Name {
+				continue
+			}
+			if ingressAllowed(policies.Items, from.Labels, to.Labels, 6443) || egressAllowed(policies.Items, from.Labels) {
+				t.Errorf("cell %s reaches cell %s", from.Name, to.Name)
+			}
+		}
+	}
+
+	// Deleting a learner's control-plane pod: it comes back from its claim
+	// with the learner's objects, and the same kubeconfig reaches it.
+	var ada *corev1.Pod
+	for i := range cells.Items {
+		if cells.Items[i].Labels["oplab.dev/cluster"] == "ada" {
+			ada = &cells.Items[i]
+		}
+	}
+	if ada == nil {
+		t.Fatal("no pod for ada")
+	}
+	before := ada.UID
+	deleted := time.Now()
+	if err := host.Client.CoreV1().Pods(ns).Delete(ctx, ada.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 5*time.Minute, false, func(ctx context.Context) (bool, error) {
+		pod, err := host.Client.CoreV1().Pods(ns).Get(ctx, ada.Name, metav1.GetOptions{})
+		if err != nil || pod.UID == before {
+			return false, nil
+		}
+		if _, err = clients[0].CoreV1().ConfigMaps("default").Get(ctx, "owner", metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
+		// Answering through the tunnel comes a moment before the
+		// kubelet's readiness probe says so.
+		st, err := p.Status(ctx, "ada")
+		return err == nil && st.State == cluster.StateRunning, nil
+	}); err != nil {
+		st, _ := p.Status(ctx, "ada")
+		t.Fatalf("ada's cluster did not come back: %v; status %+v", err, st)
+	}
+	t.Logf("ada's control plane back from its claim %s after the pod's deletion", time.Since(deleted).Round(time.Millisecond))
+	got, err := clients[0].CoreV1().ConfigMaps("default").Get(ctx, "owner", metav1.GetOptions{})
+	if err != nil || got.Data["learner"] != "ada" {
+		t.Fatalf("after the pod came back: owner=%v (%v)", got.Data, err)
+	}
+	if _, err := clients[0].CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("create after the pod came back: %v", err)
+	}
+
+	// Delete leaves nothing of a cell.
+	for _, n := range names {
+		if err := p.Delete(ctx, n); err != nil {
+			t.Fatalf("delete %s: %v", n, err)
+		}
+	}
+	for what, count := range map[string]func() (int, error){
+		"pods": func() (int, error) {
+			l, err := host.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		"claims": func() (int, error) {
+			l, err := host.Client.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		"services": func() (int, error) {
+			l, err := host.Client.CoreV1().Services(ns).List(ctx, metav1.ListOptions{})
+			return len(l.Items), err
+		},
+		"secrets": func() (int, error) {
+			l, err := host.Client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=oplab-cell"})
+			return len(l.Items), err
+		},
+	} {
+		if n, err := count(); err != nil || n != 0 {
+			t.Errorf("after Delete: %d %s left (%v)", n, what, err)
+		}
+	}
+	if _, err := p.Status(ctx, "ada"); !errors.Is(err, cluster.ErrNotFound) {
+		t.Errorf("status after delete: got %v, want ErrNotFound", err)
+	}
+	if err := p.Delete(ctx, "ada"); !errors.Is(err, cluster.ErrNotFound) && !apierrors.IsNotFound(err) {
+		t.Errorf("second delete: got %v, want ErrNotFound", err)
+	}
+}
+
+// ingressAllowed says whether a pod labelled from (in the same namespace)
+// may open port on a pod labelled to, by the policies' rules: isolated
+// when any policy with Ingress selects it, then allowed when a rule of one
+// of those admits the peer and port.
+func ingressAllowed(policies []networkingv1.NetworkPolicy, from, to map[string]string, port int32) bool {
+	isolated := false
+	for _, np := range policies {
+		if !selects(np.Spec.PodSelector, to) || !hasType(np, networkingv1.PolicyTypeIngress) {
+			continue
+		}
+		isolated = true
+		for _, r := range np.Spec.Ingress {
+			if peerMatches(r.From, from) && portMatches(r.Ports, port) {
+				return true
+			}
+		}
+	}
+	return !isolated
+}
+
+// egressAllowed says whether a pod labelled from may send anything out.
+func egressAllowed(policies []networkingv1.NetworkPolicy, from map[string]string) bool {
+	isolated := false
+	for _, np := range policies {
+		if !selects(np.Spec.PodSelector, from) || !hasType(np, networkingv1.PolicyTypeEgress) {
+			continue
+		}
+		isolated = true
+		if len(np.Spec.Egress) > 0 {
+			return true
+		}
+	}
+	return !isolated
+}
+
+func selects(sel metav1.LabelSelector, l map[string]string) bool {
+	s, err := metav1.LabelSelectorAsSelector(&sel)
+	if err != nil {
+		panic(fmt.Sprintf("selector %v: %v", sel, err))
+	}
+	return s.Matches(labels.Set(l))
+}
+
+func hasType(np networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
+	for _, pt := range np.Spec.PolicyTypes {
+		if pt == t {
+			return true
+		}
+	}
+	return false
+}
+
+func peerMatches(peers []networkingv1.NetworkPolicyPeer, l map[string]string) bool {
+	if len(peers) == 0 {
+		return true
+	}
+	for _, p := range peers {
+		if p.PodSelector != nil && p.NamespaceSelector == nil && p.IPBlock == nil && selects(*p.PodSelector, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func portMatches(ports []networkingv1.NetworkPolicyPort, port int32) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	for _, p := range ports {
+		if p.Port == nil || p.Port.IntVal == port {
+			return true
+		}
+	}
+	return false
+}
