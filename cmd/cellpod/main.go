@@ -3,10 +3,12 @@
 //
 //	cellpod run -name NAME [-data /var/lib/oplab] [-bin /usr/local/bin] [-listen 0.0.0.0:6443]
 //	cellpod kubeconfig -name NAME [-data /var/lib/oplab]
+//	cellpod operator -name NAME [-data /var/lib/oplab] [-dir /var/lib/oplab/operator]
 //
 // "run" makes the cluster in the pod's volume, or starts it again from
 // there, and serves its API server on -listen until SIGTERM; "kubeconfig"
-// prints the cluster's admin kubeconfig.
+// prints the cluster's admin kubeconfig; "operator" plays the reference
+// operator's pod in the cell once the learner's cluster has its chart.
 package main
 
 import (
@@ -30,7 +32,7 @@ func main() {
 	}
 }
 
-const usage = "usage: cellpod run|kubeconfig -name NAME [-data DIR] [-bin DIR] [-listen ADDR]"
+const usage = "usage: cellpod run|kubeconfig|operator -name NAME [-data DIR] [-bin DIR] [-listen ADDR] [-dir DIR]"
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -42,6 +44,7 @@ func run(ctx context.Context, args []string) error {
 	fs.StringVar(&o.DataDir, "data", "/var/lib/oplab", "the pod's volume, where the cluster's state lives")
 	fs.StringVar(&o.BinDir, "bin", "/usr/local/bin", "where etcd and kube-controlplane are")
 	fs.StringVar(&o.Listen, "listen", "0.0.0.0:6443", "the pod's API port")
+	fs.StringVar(&o.OperatorDir, "dir", "/var/lib/oplab/operator", "the operator's directory (token, kubeconfig, logs)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -53,6 +56,8 @@ func run(ctx context.Context, args []string) error {
 		return cellpod.Run(ctx, o)
 	case "kubeconfig":
 		return cellpod.Kubeconfig(o, os.Stdout)
+	case "operator":
+		return cellpod.Operator(ctx, o)
 	default:
 		return fmt.Errorf("unknown command %q; %s", args[0], usage)
 	}

@@ -176,6 +176,10 @@ const (
 	PodsReachPortForward = pods.ReachPortForward
 )
 
+// CellOperatorDir is the reference operator's directory inside a cell of
+// the pods backend (see Capabilities.CellOperator).
+const CellOperatorDir = pods.OperatorDir
+
 // DefaultPodsImage is the image `make images` builds (oplab.dev/oplab at
 // the reference chart's appVersion): it carries cellpod and the control
 // plane.

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/operator/install"
 )
 
 // Options configure Run.
@@ -43,7 +44,9 @@ type Options struct {
 	// listens only once the cluster is ready, so a TCP readiness probe on it
 	// says when the control plane answers.
 	Listen string
-	Logger *slog.Logger
+	// OperatorDir is the reference operator's directory (Operator).
+	OperatorDir string
+	Logger      *slog.Logger
 }
 
 func (o Options) provider() (*cluster.Provider, error) {
@@ -184,4 +187,39 @@ func Kubeconfig(o Options, w io.Writer) error {
 	}
 	_, err = w.Write(data)
 	return err
+}
+
+// Operator is the cell's second container: it waits for the control plane
+// and then plays the reference operator's pod whenever the learner's
+// cluster has one (see install.RunInCell), until ctx ends.
+func Operator(ctx context.Context, o Options) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	p, err := o.provider()
+	if err != nil {
+		return err
+	}
+	// The first container makes the cluster; RunInCell then waits for the
+	// kubeconfig to be written.
+	var kc string
+	for {
+		if kc, err = p.KubeconfigPath(o.Name); err == nil {
+			break
+		}
+		if !errors.Is(err, cluster.ErrNotFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+	return install.RunInCell(ctx, install.CellRun{
+		AdminKubeconfig: kc,
+		Dir:             o.OperatorDir,
+		Operator:        filepath.Join(o.BinDir, "pg-operator"),
+		Logger:          o.Logger,
+	})
 }

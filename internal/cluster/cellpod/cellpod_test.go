@@ -6,17 +6,24 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"oplab.dev/oplab/internal/cluster/cellpod"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // TestRunMakesThenStartsAgain plays a control-plane pod's life without
@@ -94,4 +101,89 @@ func freeAddr(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// TestOperatorPlaysThePodInTheCell runs a cell's two containers as the pods
+// provider's pod does — the control plane, and the operator container
+// waiting for its chart — installs the reference chart as oplab does on
+// that provider, and sees the operator reconcile a PostgresCluster with
+// its ServiceAccount's rights, its log served as its pod's.
+func TestOperatorPlaysThePodInTheCell(t *testing.T) {
+	o := cellpod.Options{
+		Name:    "learner",
+		DataDir: t.TempDir(),
+		BinDir:  clustertest.BinDir(t),
+		Listen:  freeAddr(t),
+		Logger:  slog.New(slog.NewTextHandler(t.Output(), nil)),
+	}
+	o.OperatorDir = filepath.Join(o.DataDir, "operator")
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	for _, run := range []func(context.Context, cellpod.Options) error{cellpod.Run, cellpod.Operator} {
+		wg.Go(func() {
+			if err := run(ctx, o); err != nil {
+				t.Errorf("cell: %v", err)
+			}
+		})
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		c, err := net.Dial("tcp", o.Listen)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var kc bytes.Buffer
+	if err := cellpod.Kubeconfig(o, &kc); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Host, cfg.TLSClientConfig.ServerName = "https://"+o.Listen, "localhost"
+
+	start := time.Now()
+	in := install.New(cfg, install.Options{
+		Cell:   &install.Cell{Dir: o.OperatorDir},
+		Values: map[string]any{"instanceMode": "simulated"},
+	})
+	if _, err := in.Install(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("operator installed and running in the cell in %s", time.Since(start).Round(time.Millisecond))
+
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "databases.example.com/v1", "kind": "PostgresCluster",
+		"metadata": map[string]any{"name": "db", "namespace": "default"},
+		"spec":     map[string]any{"replicas": int64(1), "version": "15"},
+	}}
+	gvr := schema.GroupVersionResource{Group: "databases.example.com", Version: "v1", Resource: "postgresclusters"}
+	if _, err := dyn.Resource(gvr).Namespace("default").Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		sts, err := cs.AppsV1().StatefulSets("default").List(ctx, metav1.ListOptions{})
+		return err == nil && len(sts.Items) > 0, nil
+	}); err != nil {
+		t.Fatalf("the operator in the cell made no StatefulSet for the PostgresCluster: %v", err)
+	}
+	// Its log is its pod's, as `kubectl logs` reads it.
+	var lines int
+	if err := (install.PodLog{Config: cfg}).Lines(ctx, false, func(oplog.Line) error { lines++; return nil }); err != nil || lines == 0 {
+		t.Errorf("the operator's pod log: %d lines (%v)", lines, err)
+	}
 }

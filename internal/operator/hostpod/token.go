@@ -57,6 +57,9 @@ func RefreshTokens(ctx context.Context, o TokenOptions, report func(error)) {
 	}
 }
 
+// MintToken writes a new token of the ServiceAccount to o.File now.
+func MintToken(ctx context.Context, o TokenOptions) error { return mintToken(ctx, o) }
+
 func mintToken(ctx context.Context, o TokenOptions) error {
 	secs := int64(o.TTL / time.Second)
 	tr, err := o.Client.CoreV1().ServiceAccounts(o.Namespace).CreateToken(ctx, o.ServiceAccount,

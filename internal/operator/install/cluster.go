@@ -53,6 +53,10 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 			AdminKubeconfig: kc,
 			Dir:             oplog.Beside(kc).Dir,
 		}
+	} else if info.Capabilities.CellOperator {
+		if opts.Cell == nil {
+			opts.Cell = &Cell{Dir: cluster.CellOperatorDir}
+		}
 	} else if info.Capabilities.LoadImages && opts.Preload == nil {
 		opts.Preload = func(ctx context.Context) error { return preload(ctx, p, name, opts) }
 	} else if !info.Capabilities.RealContainers && !info.Capabilities.HostProcesses {

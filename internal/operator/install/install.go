@@ -50,6 +50,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Host, when set, runs the operator as a host process (see Host).
 	Host *Host
+	// Cell, when set, says the operator runs in the cluster's cell (see
+	// Cell).
+	Cell *Cell
 	// Images, when set, are what Preload copies into the nodes instead of
 	// the reference operator's and PostgreSQL's: a third-party operator's
 	// and its data plane's.
@@ -138,6 +141,11 @@ func (in *Installer) Install(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		res.Host = hs
+	}
+	if in.opts.Cell != nil {
+		if err := in.waitCell(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if err := waitCreatable(ctx, established); err != nil {
 		return nil, err
@@ -235,6 +243,12 @@ func (in *Installer) Uninstall(ctx context.Context) error {
 	defer cancel()
 	if in.opts.Host != nil {
 		if err := in.stopHost(ctx); err != nil {
+			return err
+		}
+	}
+	if in.opts.Cell != nil {
+		// The pod goes with the release, and the operator with the pod.
+		if err := in.deleteClusterLogs(ctx); err != nil {
 			return err
 		}
 	}

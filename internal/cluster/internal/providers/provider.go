@@ -101,6 +101,10 @@ type Capabilities struct {
 	// HostProcesses: workloads such as the operator run as host processes
 	// beside the cluster (see HostProcessRunner).
 	HostProcesses bool `json:"hostProcesses"`
+	// CellOperator: the reference operator runs inside the cluster's cell,
+	// beside its control plane (package install's RunInCell, started by the
+	// pods provider), once its chart is installed.
+	CellOperator bool `json:"cellOperator"`
 }
 
 // CreateOptions tune Create.

@@ -22,7 +22,11 @@ const (
 const (
 	apiPort       = 6443
 	containerName = "controlplane"
+	operatorName  = "operator"
 	dataMount     = "/var/lib/oplab"
+	// OperatorDir is the reference operator's directory in a cell (its
+	// token, kubeconfig and logs), on the cell's volume.
+	OperatorDir = dataMount + "/operator"
 	// The image's unprivileged user.
 	cellUser = 65532
 )
@@ -89,6 +93,15 @@ func (p *Provider) statefulSet(name string) *appsv1.StatefulSet {
 // its claim and an empty /tmp.
 func (p *Provider) podSpec(name string) corev1.PodSpec {
 	o := p.opts
+	restricted := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "data", MountPath: dataMount},
+		{Name: "tmp", MountPath: "/tmp"},
+	}
 	return corev1.PodSpec{
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
@@ -116,15 +129,22 @@ func (p *Provider) podSpec(name string) corev1.PodSpec {
 				Requests: corev1.ResourceList{corev1.ResourceCPU: o.CPURequest, corev1.ResourceMemory: o.MemoryRequest},
 				Limits:   corev1.ResourceList{corev1.ResourceMemory: o.MemoryLimit},
 			},
-			SecurityContext: &corev1.SecurityContext{
-				AllowPrivilegeEscalation: ptr.To(false),
-				ReadOnlyRootFilesystem:   ptr.To(true),
-				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			SecurityContext: restricted,
+			VolumeMounts:    mounts,
+		}, {
+			// The reference operator, once the learner's cluster has its
+			// chart: it reaches the API server on the pod's loopback with
+			// its ServiceAccount's token, as hostpod does on a laptop.
+			Name:            operatorName,
+			Image:           o.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         []string{"/usr/local/bin/cellpod", "operator", "-name", name, "-data", dataMount, "-dir", OperatorDir},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: o.OperatorCPURequest, corev1.ResourceMemory: o.OperatorMemoryRequest},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: o.OperatorMemoryLimit},
 			},
-			VolumeMounts: []corev1.VolumeMount{
-				{Name: "data", MountPath: dataMount},
-				{Name: "tmp", MountPath: "/tmp"},
-			},
+			SecurityContext: restricted,
+			VolumeMounts:    mounts,
 		}},
 		Volumes: []corev1.Volume{{
 			Name:         "tmp",

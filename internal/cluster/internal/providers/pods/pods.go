@@ -64,9 +64,11 @@ type Options struct {
 	Image string
 	// StorageClass of the cells' claims; the host's default when empty.
 	StorageClass string
-	// StorageSize, CPURequest, MemoryRequest and MemoryLimit size a cell;
-	// see DefaultOptions.
-	StorageSize, CPURequest, MemoryRequest, MemoryLimit resource.Quantity
+	// StorageSize, CPURequest, MemoryRequest and MemoryLimit size a cell's
+	// control plane, the Operator… fields its operator container; see
+	// DefaultOptions.
+	StorageSize, CPURequest, MemoryRequest, MemoryLimit            resource.Quantity
+	OperatorCPURequest, OperatorMemoryRequest, OperatorMemoryLimit resource.Quantity
 	// ServerLabels select oplab's server pods, the only pods the cells'
 	// NetworkPolicy lets in; ServerNamespace is their namespace when it is
 	// not Namespace.
@@ -91,6 +93,9 @@ func DefaultOptions(o Options) Options {
 	def(&o.CPURequest, "50m")
 	def(&o.MemoryRequest, "320Mi")
 	def(&o.MemoryLimit, "1Gi")
+	def(&o.OperatorCPURequest, "10m")
+	def(&o.OperatorMemoryRequest, "64Mi")
+	def(&o.OperatorMemoryLimit, "256Mi")
 	if o.ServerLabels == nil {
 		o.ServerLabels = map[string]string{LabelName: "oplab", "app.kubernetes.io/component": "server"}
 	}
@@ -141,9 +146,9 @@ func New(o Options) (*Provider, error) {
 }
 
 // Info names the backend. Its clusters' pods are simulated by KWOK, as on
-// embedded; the operator does not run as a host process here.
+// embedded; the reference operator runs in the cell's second container.
 func (p *Provider) Info() providers.Info {
-	return providers.Info{Name: "pods", Capabilities: providers.Capabilities{Disposable: true}}
+	return providers.Info{Name: "pods", Capabilities: providers.Capabilities{Disposable: true, CellOperator: true}}
 }
 
 var validName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)
