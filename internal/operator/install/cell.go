@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/operator/hostpod"
+	"oplab.dev/oplab/internal/oplog"
 )
 
 // Cell says that the operator runs inside the cluster's cell, beside its
