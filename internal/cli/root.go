@@ -70,7 +70,7 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f := root.PersistentFlags()
 	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
-	f.StringVar(&g.providerName, "provider", app.DefaultProviderName(), "cluster provider: embedded or kind (env OPLAB_PROVIDER)")
+	f.StringVar(&g.providerName, "provider", app.DefaultProviderName(), "cluster provider: embedded, kind or pods (env OPLAB_PROVIDER; pods reads OPLAB_PODS_KUBECONFIG, OPLAB_PODS_NAMESPACE, OPLAB_PODS_IMAGE)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClassCmd(g),

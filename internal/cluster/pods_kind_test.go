@@ -18,6 +18,7 @@ import (
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/operator/install"
 )
 
 // TestKindPodsProvider runs three learners' control planes as pods on a
@@ -27,26 +28,11 @@ import (
 // NetworkPolicy lets only oplab's server pods in and nothing out; Delete
 // leaves no pod, claim or Service behind.
 func TestKindPodsProvider(t *testing.T) {
-	host := clustertest.NewKind(t)
+	p, host, _ := clustertest.NewPodsProvider(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Minute)
 	defer cancel()
+	const ns = clustertest.PodsNamespace
 	start := time.Now()
-	if err := host.Provider.LoadImages(ctx, host.Name, cluster.DefaultPodsImage); err != nil {
-		t.Fatalf("load %s (make images builds it): %v", cluster.DefaultPodsImage, err)
-	}
-	t.Logf("image loaded in %s", time.Since(start).Round(time.Millisecond))
-	const ns = "oplab-cells"
-	if _, err := host.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := cluster.NewProvider(cluster.ProviderWithPods(cluster.PodsOptions{
-		Config: host.Config, Namespace: ns, Image: cluster.DefaultPodsImage,
-		DataDir: t.TempDir(), Reach: cluster.PodsReachPortForward,
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
 
 	names := []string{"ada", "grace", "linus"}
 	clients := make([]kubernetes.Interface, len(names))
@@ -79,6 +65,25 @@ func TestKindPodsProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("three control planes ready in %s", time.Since(start).Round(time.Millisecond))
+
+	// Each learner's operator runs in their cell and reconciles there.
+	for i, name := range names {
+		wg.Go(func() {
+			in, err := install.ForCluster(p, name, clustertest.BinDir(t), install.Options{})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			began := time.Now()
+			if _, errs[i] = in.Install(ctx); errs[i] == nil {
+				t.Logf("%s's operator running in its cell in %s", name, time.Since(began).Round(time.Millisecond))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 
 	// Each cluster is its own: a learner's object is not in another's.
 	for i, name := range names {
