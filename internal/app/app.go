@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -53,6 +55,10 @@ type Config struct {
 	BinDir string
 	// Provider names the cluster provider; Embedded when empty.
 	Provider string
+	// Store is a postgres:// URL of a PostgreSQL database that several
+	// oplab servers can share; when empty, $OPLAB_STORE_URL, else the
+	// SQLite file in DataDir.
+	Store string
 	// Course is the course to run; the one built into oplab when its
 	// folders are nil.
 	Course course.Sources
@@ -111,7 +117,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.OpenDir(ctx, c.DataDir)
+	st, err := openStore(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +207,38 @@ func (a *App) CountSessions(ctx context.Context) (map[string]int, error) {
 	return a.store.CountSessions(ctx)
 }
 
+// openStore opens the store c names: a PostgreSQL database, or the SQLite
+// file in the data directory.
+func openStore(ctx context.Context, c Config) (*store.DB, error) {
+	url := c.Store
+	if url == "" {
+		url = os.Getenv(StoreEnv)
+	}
+	switch {
+	case url == "":
+		return store.OpenDir(ctx, c.DataDir)
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		// The URL may hold a password: it is never logged or repeated.
+		return store.OpenPostgres(ctx, url)
+	default:
+		return nil, errors.New("store: use a postgres:// or postgresql:// URL, or none for the SQLite file in the data directory")
+	}
+}
+
+// StoreEnv names the variable that gives the store's URL when Config.Store
+// is empty.
+const StoreEnv = "OPLAB_STORE_URL"
+
 // Close releases the store. Clusters keep running: they belong to their
 // sessions, which outlive the process.
-func (a *App) Close() error { return a.store.Close() }
+func (a *App) Close() error {
+	// The providers hold what this process made to reach clusters (the
+	// pods provider's port forwards); the clusters keep running.
+	errs := []error{a.clusters.Close()}
+	a.mu.Lock()
+	for _, p := range a.providers {
+		errs = append(errs, p.Close())
+	}
+	a.mu.Unlock()
+	return errors.Join(append(errs, a.store.Close())...)
+}

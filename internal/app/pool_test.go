@@ -7,10 +7,11 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/pgtest"
 	"oplab.dev/oplab/internal/session"
 )
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, pgtest.Stop)) }
 
 // TestWarmPool, on real clusters: the keeper prepares a warm failover
 // session; a learner's Start takes that one (ready, set up, theirs), the

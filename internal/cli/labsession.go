@@ -35,7 +35,7 @@ func (f *sessionFlags) json() (bool, error) { return f.output.json() }
 
 // config is the application's configuration from the flags.
 func (g *globals) config() app.Config {
-	return app.Config{DataDir: g.dataDir, BinDir: g.binDir, Provider: g.providerName, Logger: g.logger()}
+	return app.Config{DataDir: g.dataDir, BinDir: g.binDir, Provider: g.providerName, Store: g.store, Logger: g.logger()}
 }
 
 // open builds the application layer on the course built into oplab.

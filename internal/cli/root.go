@@ -29,6 +29,7 @@ type globals struct {
 	dataDir      string
 	binDir       string
 	providerName string
+	store        string
 	verbose      bool
 	streams      Streams
 }
@@ -71,6 +72,8 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
 	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
 	f.StringVar(&g.providerName, "provider", app.DefaultProviderName(), "cluster provider: embedded, kind or pods (env OPLAB_PROVIDER; pods reads OPLAB_PODS_KUBECONFIG, OPLAB_PODS_NAMESPACE, OPLAB_PODS_IMAGE)")
+	// No default shown: the URL may hold a password.
+	f.StringVar(&g.store, "store", "", "a postgres:// URL of a PostgreSQL store that several servers share; the SQLite file in the data directory when empty (env OPLAB_STORE_URL)")
 	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
 	root.AddCommand(
 		newClassCmd(g),

@@ -139,4 +139,3 @@ func podStats(ctx context.Context, host *clustertest.Cluster, pod string) (podUs
 	}
 	return podUsage{}, fmt.Errorf("no kubelet reports pod %s", pod)
 }
-

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"oplab.dev/oplab/internal/pgtest"
 )
 
 // backend is a database the store runs on, as the tests see it.
@@ -41,12 +44,21 @@ var backends = []backend{
 	},
 	{
 		name:    "postgres",
-		fresh:   freshPostgres,
+		fresh:   func(t *testing.T) string { return pgtest.Fresh(t) },
 		open:    OpenPostgres,
 		openRaw: func(url string) (*sql.DB, error) { return sql.Open("pgx", url) },
 		server:  true,
 		d:       postgresDialect,
 	},
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := pgtest.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // eachBackend runs test once on each backend, as parallel subtests named

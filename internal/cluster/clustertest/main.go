@@ -17,7 +17,11 @@ import (
 // fail the run. Use it from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
-func Main(m *testing.M) int {
+//
+// The after functions run once the tests are done, before the check for
+// processes left over: servers a test binary shares between its tests
+// (pgtest.Stop) stop there.
+func Main(m *testing.M, after ...func() error) int {
 	root, err := os.MkdirTemp("", "oplab-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "clustertest:", err)
@@ -27,6 +31,12 @@ func Main(m *testing.M) int {
 	// lives under root.
 	os.Setenv("TMPDIR", root)
 	code := m.Run()
+	for _, f := range after {
+		if err := f(); err != nil {
+			fmt.Fprintln(os.Stderr, "clustertest:", err)
+			code = max(code, 1)
+		}
+	}
 	if orphans := orphansUnder(root); len(orphans) > 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: %d cluster processes outlived the tests:\n", len(orphans))
 		for _, o := range orphans {

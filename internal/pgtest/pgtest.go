@@ -1,4 +1,12 @@
-package store
+// Package pgtest runs the real PostgreSQL server that tests of oplab's
+// PostgreSQL store use: one per test binary, made with initdb on a free port
+// on 127.0.0.1 in a temporary directory, started by the first test that
+// needs it and stopped by the test binary's TestMain (Stop). Each test gets
+// a database of its own on it (Fresh), which costs a tenth of a second where
+// a server of its own (initdb) costs seconds. The way of finding and running
+// PostgreSQL's programs is the one of
+// internal/operator/instance/sql_server_test.go.
+package pgtest
 
 import (
 	"context"
@@ -18,29 +26,22 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// This file runs the real PostgreSQL server the PostgreSQL variants of the
-// tests use: one per test binary, made with initdb on a free port on
-// 127.0.0.1 in a temporary directory, started by the first test that needs
-// it and stopped by TestMain. Each test gets a database of its own on it,
-// which costs a tenth of a second where a server of its own (initdb)
-// costs seconds. The way of finding and running PostgreSQL's programs is
-// the one of internal/operator/instance/sql_server_test.go.
+	// The "pgx" database/sql driver.
+	_ "github.com/jackc/pgx/v5/stdlib"
+)
 
 const (
 	testPGUser     = "postgres"
 	testPGPassword = "oplab-store-test-secret"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if err := testPG.stop(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = max(code, 1)
-	}
-	os.Exit(code)
-}
+// SkipShort is why tests that need PostgreSQL skip under -short.
+const SkipShort = "needs a PostgreSQL server; -short"
+
+// Stop stops the test binary's server, if a test started one, and removes
+// its files: call it from TestMain after m.Run.
+func Stop() error { return testPG.stop() }
 
 // testPG is the test binary's PostgreSQL server.
 var testPG sharedPG
@@ -52,10 +53,13 @@ type sharedPG struct {
 	dbs  atomic.Int64
 }
 
-// freshPostgres creates an empty database on the test binary's server and
-// returns its connection string.
-func freshPostgres(t *testing.T) string {
+// Fresh creates an empty database on the test binary's server and returns
+// its connection string. It skips the test under -short.
+func Fresh(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(SkipShort)
+	}
 	testPG.once.Do(func() { testPG.srv, testPG.err = startPGServer() })
 	if testPG.err != nil {
 		t.Fatalf("start the PostgreSQL server for the tests: %v", testPG.err)
@@ -223,7 +227,10 @@ func startPGServer() (*pgServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	work, err := os.MkdirTemp("", "oplab-store-pg-")
+	// The system's temporary directory, not $TMPDIR: a test binary's own
+	// (clustertest.Main's) is private to root, and PostgreSQL runs as an
+	// unprivileged user when the tests run as root.
+	work, err := os.MkdirTemp("/tmp", "oplab-store-pg-")
 	if err != nil {
 		return nil, err
 	}
