@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"oplab.dev/oplab/internal/store"
 )
 
 // lockPoll is how often a session lock held elsewhere is tried again.
@@ -29,15 +31,13 @@ func (m *Manager) lock(ctx context.Context, id string) (func(), error) {
 		case <-time.After(lockPoll):
 		}
 	}
-	f, err := m.flock(ctx, id, true)
+	release, err := m.flock(ctx, id, true)
 	if err != nil {
 		l.Unlock()
 		return nil, err
 	}
 	return func() {
-		if f != nil {
-			f.Close() // releases the file lock
-		}
+		release()
 		l.Unlock()
 	}, nil
 }
@@ -48,15 +48,13 @@ func (m *Manager) tryLock(id string) (func(), bool) {
 	if !l.TryLock() {
 		return nil, false
 	}
-	f, err := m.flock(context.Background(), id, false)
+	release, err := m.flock(context.Background(), id, false)
 	if err != nil {
 		l.Unlock()
 		return nil, false
 	}
 	return func() {
-		if f != nil {
-			f.Close()
-		}
+		release()
 		l.Unlock()
 	}, true
 }
@@ -75,11 +73,39 @@ func (m *Manager) mutex(id string) *sync.Mutex {
 // errLocked: another process holds the session's file lock.
 var errLocked = errors.New("session locked by another process")
 
-// flock takes the file lock of session id, waiting for it when wait is
-// set; nil without a LockDir.
-func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, error) {
+// sharedLocker is a store whose locks every server on it shares
+// (store.DB on PostgreSQL).
+type sharedLocker interface {
+	SharedLocks() bool
+	Lock(ctx context.Context, key string, wait bool) (func(), error)
+}
+
+// shared returns the store's shared locks, when it has them: servers that
+// share a PostgreSQL store lock sessions there, not in files of one
+// machine.
+func (m *Manager) shared() (sharedLocker, bool) {
+	sl, ok := m.o.Store.(sharedLocker)
+	return sl, ok && sl.SharedLocks()
+}
+
+// flock takes the cross-process lock of session id — the store's shared
+// lock, else a file lock in LockDir — waiting for it when wait is set, and
+// returns its release; a no-op without either.
+func (m *Manager) flock(ctx context.Context, id string, wait bool) (func(), error) {
+	if sl, ok := m.shared(); ok {
+		release, err := sl.Lock(ctx, "oplab/session/"+id, wait)
+		switch {
+		case errors.Is(err, store.ErrLocked):
+			return nil, errLocked
+		case err != nil && ctx.Err() != nil:
+			return nil, fmt.Errorf("session %s is busy with another oplab server: %w", id, ctx.Err())
+		case err != nil:
+			return nil, fmt.Errorf("lock session %s: %w", id, err)
+		}
+		return release, nil
+	}
 	if m.o.LockDir == "" {
-		return nil, nil
+		return func() {}, nil
 	}
 	if err := os.MkdirAll(m.o.LockDir, 0o700); err != nil {
 		return nil, fmt.Errorf("lock session %s: %w", id, err)
@@ -101,7 +127,7 @@ func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, er
 			m.mu.Unlock()
 			_ = f.Truncate(0)
 			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			return f, nil
+			return func() { f.Close() }, nil // closing releases it
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
@@ -121,7 +147,8 @@ func (m *Manager) flock(ctx context.Context, id string, wait bool) (*os.File, er
 }
 
 // lastHolder returns the PID of the process that held session id's file
-// lock before this Manager last took it, or 0 when it is not known.
+// lock before this Manager last took it, or 0 when it is not known (always
+// with the store's shared locks: the holder may have been another machine).
 func (m *Manager) lastHolder(id string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -130,7 +157,11 @@ func (m *Manager) lastHolder(id string) int {
 
 // ownerKnown reports whether holding a session's lock proves that no other
 // process works on it: a lock shared by every process through LockDir,
-// which the kernel releases when its holder dies. Without LockDir the lock
-// covers this process only, and another process sharing the store (a
-// second server) may be working on the session.
-func (m *Manager) ownerKnown() bool { return m.o.LockDir != "" }
+// which the kernel releases when its holder dies, or the store's shared
+// lock, which PostgreSQL releases when its holder's connection ends.
+// Without either the lock covers this process only, and another process
+// sharing the store (a second server) may be working on the session.
+func (m *Manager) ownerKnown() bool {
+	_, shared := m.shared()
+	return shared || m.o.LockDir != ""
+}

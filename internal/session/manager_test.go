@@ -12,12 +12,13 @@ import (
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/pgtest"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/store"
 )
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, pgtest.Stop)) }
 
 // shipped is the course built into oplab, loaded once for every test.
 var shipped = sync.OnceValues(func() (*course.Course, error) { return course.Load(course.Embedded()) })
