@@ -91,10 +91,13 @@ func DefaultOptions(o Options) Options {
 	}
 	def(&o.StorageSize, "1Gi")
 	def(&o.CPURequest, "50m")
-	def(&o.MemoryRequest, "320Mi")
+	// From BenchmarkKindPodsCell (docs/figures.md): an idle cell's control
+	// plane works in 203-217 MiB at 4.5-4.8 % of a core with its operator,
+	// which works in 18 MiB.
+	def(&o.MemoryRequest, "256Mi")
 	def(&o.MemoryLimit, "1Gi")
 	def(&o.OperatorCPURequest, "10m")
-	def(&o.OperatorMemoryRequest, "64Mi")
+	def(&o.OperatorMemoryRequest, "32Mi")
 	def(&o.OperatorMemoryLimit, "256Mi")
 	if o.ServerLabels == nil {
 		o.ServerLabels = map[string]string{LabelName: "oplab", "app.kubernetes.io/component": "server"}
