@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,11 @@ type RuntimeOptions struct {
 	// Serving says whether classes are served and whether the console may
 	// run unsandboxed (see CheckServe); DefaultServing when nil.
 	Serving *Serving
+	// Leader, when set, makes this App one replica among several: the
+	// background work (start-up repair, housekeeping, the pools, the goal
+	// watcher) runs only while it holds the Lease; every replica answers
+	// calls. Without it the App does all of it.
+	Leader *LeaderOptions
 	// Logger receives the runtime's trouble; the App's logger when nil.
 	Logger *slog.Logger
 }
@@ -64,13 +70,25 @@ type Runtime struct {
 	runner  *console.Runner // nil without a console
 	serving Serving
 	hub     *stream.Hub
-	watcher *session.Watcher
 	metrics *metrics.Metrics
+
+	// Repaired is what the start-up repair did (without Leader).
+	Repaired session.RecoverReport
+
+	mu sync.Mutex
+	// bg is the background work, while this App does it: always without
+	// Leader, while it leads with.
+	bg *background
+	// leading ends the leader election (with Leader).
+	stopLeading context.CancelFunc
+	leadingDone chan struct{}
+}
+
+// background is the work one App of several does at a time.
+type background struct {
+	watcher *session.Watcher
 	keeper  *Keeper // nil without a warm pool
 	pools   *ClassPools
-
-	// Repaired is what the start-up repair did.
-	Repaired session.RecoverReport
 
 	stopHousekeeping context.CancelFunc
 	housekeepingDone chan struct{}
@@ -89,11 +107,13 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 	} else {
 		r.serving = a.DefaultServing()
 	}
-	rep, err := a.Recover(ctx)
-	if err != nil {
-		r.log.Warn("recover sessions", "err", err)
+	if o.Leader == nil {
+		rep, err := a.Recover(ctx)
+		if err != nil {
+			r.log.Warn("recover sessions", "err", err)
+		}
+		r.Repaired = rep
 	}
-	r.Repaired = rep
 	// The console's kubectl runs in a sandbox that cannot read the
 	// server's files; without one it runs only where the operator said
 	// --insecure-clusters.
@@ -118,40 +138,93 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 	}
 	r.hub = stream.New(r.open, stream.Options{})
 	bg := context.WithoutCancel(ctx)
+	if o.Leader != nil {
+		if err := r.lead(bg, o); err != nil {
+			r.hub.Close()
+			if r.runner != nil {
+				r.runner.Close()
+			}
+			return nil, err
+		}
+		return r, nil
+	}
+	r.startBackground(bg, o)
+	return r, nil
+}
+
+// startBackground starts the background work, stopping a previous run of
+// it first, and returns it.
+func (r *Runtime) startBackground(ctx context.Context, o RuntimeOptions) *background {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bg != nil {
+		r.bg.stop()
+	}
+	a, b := r.a, &background{}
 	// While the App serves, the goals of every session in exercise are
 	// watched after T0, so a time to recovery is when the cluster
 	// recovered, not when its learner pressed Check.
-	r.watcher = a.sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
-	r.watcher.Start(bg)
-	r.housekeep(bg, o)
+	b.watcher = a.sessions.Watcher(session.WatchOptions{Interval: o.WatchInterval})
+	b.watcher.Start(ctx)
+	r.housekeep(ctx, b, o)
 	// Each class's own warm sessions (oplab class edit --warm) follow the
 	// classes as housekeeping reads them, and at once after a change.
-	r.pools = a.ClassPools(PoolOptions{Logger: o.Logger})
-	r.pools.Start(bg, o.HousekeepingEvery)
+	b.pools = a.ClassPools(PoolOptions{Logger: o.Logger})
+	b.pools.Start(ctx, o.HousekeepingEvery)
 	if len(o.Warm.Sizes) > 0 {
 		wo := o.Warm
 		provider := a.clusters.Info().Name
 		wo.Report = func(lab string, ready int) { r.metrics.SetWarmPool(provider, lab, ready) }
 		wo.Logger = o.Logger
-		r.keeper = a.KeepWarm(wo)
-		r.keeper.Start(bg)
+		b.keeper = a.KeepWarm(wo)
+		b.keeper.Start(ctx)
 	}
-	return r, nil
+	r.bg = b
+	return b
+}
+
+// stopBackground stops the background work if it runs and is only (any
+// when only is nil): a leader's term stops its own work, never the next
+// term's.
+func (r *Runtime) stopBackground(only *background) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bg != nil && (only == nil || r.bg == only) {
+		r.bg.stop()
+		r.bg = nil
+	}
+}
+
+func (b *background) stop() {
+	if b.keeper != nil {
+		b.keeper.Stop()
+	}
+	b.pools.Stop()
+	b.stopHousekeeping()
+	<-b.housekeepingDone
+	b.watcher.Stop()
+}
+
+// Leading reports whether this App does the background work now.
+func (r *Runtime) Leading() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bg != nil
 }
 
 // housekeep starts the loop that ends expired sessions and deletes the
 // clusters that ended sessions left (a stop killed half-way, a session
 // failed while its creator was gone), so that a long-running server holds
 // no cluster nobody uses.
-func (r *Runtime) housekeep(ctx context.Context, o RuntimeOptions) {
+func (r *Runtime) housekeep(ctx context.Context, b *background, o RuntimeOptions) {
 	every := o.HousekeepingEvery
 	if every <= 0 {
 		every = DefaultHousekeepingEvery
 	}
-	ctx, r.stopHousekeeping = context.WithCancel(ctx)
-	r.housekeepingDone = make(chan struct{})
+	ctx, b.stopHousekeeping = context.WithCancel(ctx)
+	b.housekeepingDone = make(chan struct{})
 	go func() {
-		defer close(r.housekeepingDone)
+		defer close(b.housekeepingDone)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -194,14 +267,24 @@ func (r *Runtime) Console() *console.Runner { return r.runner }
 // Started says that a start may have taken a warm session, so the warm
 // pool refills now.
 func (r *Runtime) Started() {
-	if r.keeper != nil {
-		r.keeper.Poke()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bg != nil && r.bg.keeper != nil {
+		r.bg.keeper.Poke()
 	}
 }
 
 // ClassesChanged says that a class changed, so its warm sessions follow
 // now rather than at the next housekeeping.
-func (r *Runtime) ClassesChanged() { r.pools.Poke() }
+// On a replica that does not lead, the leader's pools follow at its next
+// housekeeping.
+func (r *Runtime) ClassesChanged() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bg != nil {
+		r.bg.pools.Poke()
+	}
+}
 
 // Stream names of Subscribe.
 const (
@@ -287,13 +370,12 @@ func (r *Runtime) open(key string) (stream.Upstream, error) {
 // Close stops the warm pools, housekeeping, the watcher, every stream's
 // upstream and the console.
 func (r *Runtime) Close() error {
-	if r.keeper != nil {
-		r.keeper.Stop()
+	if r.stopLeading != nil {
+		// Gives the Lease up: another replica leads at once.
+		r.stopLeading()
+		<-r.leadingDone
 	}
-	r.pools.Stop()
-	r.stopHousekeeping()
-	<-r.housekeepingDone
-	r.watcher.Stop()
+	r.stopBackground(nil)
 	r.hub.Close()
 	if r.runner != nil {
 		return r.runner.Close()

@@ -23,6 +23,8 @@ func newServeCmd(g *globals) *cobra.Command {
 		// insecure serves strangers even where their clusters cannot be
 		// contained.
 		insecure bool
+		// lease names the Lease replicas elect their leader with.
+		lease string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -40,6 +42,13 @@ machine's own learner on loopback, without classes, unless
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
+			var leader *app.LeaderOptions
+			if lease != "" {
+				var err error
+				if leader, err = app.LeaderLease(lease); err != nil {
+					return err
+				}
+			}
 			c := g.config()
 			c.Admission = admit
 			a, err := app.Open(ctx, c)
@@ -60,7 +69,7 @@ machine's own learner on loopback, without classes, unless
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir,
-				Hosts: webapp.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving,
+				Hosts: webapp.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
 				// Sessions an oplab left behind when it stopped are failed
 				// and their clusters deleted before anyone is served.
 				Repaired: func(rep session.RecoverReport) {
@@ -86,6 +95,7 @@ machine's own learner on loopback, without classes, unless
 	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
 	cmd.Flags().IntVar(&limits.Commands, "console-commands", app.DefaultConsoleCommands, "console commands one learner may run at once; one more is refused until one ends")
 	cmd.Flags().IntVar(&limits.Follows, "console-follows", app.DefaultConsoleFollows, "of those, commands that keep running (get -w, logs -f, rollout status, wait) one learner may have open at once")
+	cmd.Flags().StringVar(&lease, "leader-lease", "", "run as one replica of several sharing a PostgreSQL store (--store): the replica holding this Lease (namespace/name, on the cluster oplab runs in) does the background work — expiry, pools, recovery — and every replica serves learners")
 	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd
 }

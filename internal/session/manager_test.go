@@ -12,9 +12,9 @@ import (
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
-	"oplab.dev/oplab/internal/pgtest"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/pgtest"
 	"oplab.dev/oplab/internal/store"
 )
 

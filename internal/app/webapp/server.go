@@ -38,6 +38,9 @@ type ServerConfig struct {
 	// Repaired, when set, hears what the start-up repair did (see
 	// App.Serve) before anyone is served.
 	Repaired func(session.RecoverReport)
+	// Leader, when set, makes this server one replica of several (see
+	// app.RuntimeOptions.Leader).
+	Leader *app.LeaderOptions
 }
 
 // NewServer builds the web server of a single-user oplab on a: its learner
@@ -48,7 +51,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	if c.Web == nil {
 		c.Web = web.FS
 	}
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving, Leader: c.Leader})
 	if err != nil {
 		return nil, nil, err
 	}
