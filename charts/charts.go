@@ -13,12 +13,22 @@ import (
 // The all: prefix keeps files whose names start with _ or ., such as
 // templates/_helpers.tpl, which go:embed drops otherwise.
 //
-//go:embed all:pg-operator
+//go:embed all:pg-operator all:oplab
 var files embed.FS
 
 // PGOperator is the pg-operator chart: Chart.yaml at its root.
 func PGOperator() fs.FS {
 	sub, err := fs.Sub(files, "pg-operator")
+	if err != nil {
+		panic(err) // the directory is embedded above; this cannot fail
+	}
+	return sub
+}
+
+// Oplab is oplab's own chart: the lab server on Kubernetes with the pods
+// provider (docs/kubernetes.md).
+func Oplab() fs.FS {
+	sub, err := fs.Sub(files, "oplab")
 	if err != nil {
 		panic(err) // the directory is embedded above; this cannot fail
 	}

@@ -176,6 +176,12 @@ const (
 	PodsReachPortForward = pods.ReachPortForward
 )
 
+// PodsServerLabels are the labels of oplab's server pods that the cells'
+// NetworkPolicy lets in by default (PodsOptions.ServerLabels).
+func PodsServerLabels() map[string]string {
+	return pods.DefaultOptions(pods.Options{}).ServerLabels
+}
+
 // CellOperatorDir is the reference operator's directory inside a cell of
 // the pods backend (see Capabilities.CellOperator).
 const CellOperatorDir = pods.OperatorDir
