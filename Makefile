@@ -110,7 +110,7 @@ test-images-operators: images-operators ## Test the third-party operators' image
 # 2-core machine a kind node died under the load of the whole suite. They
 # run one package and one cluster at a time. test-env.sh prepares the
 # engine and the images (a no-op when cached), or says why they skip.
-KIND_TEST_PKGS := ./hack/kind/ ./internal/cluster/ ./internal/operator/install/ ./internal/operator/thirdparty/ ./internal/engine/ ./internal/app/webapp/
+KIND_TEST_PKGS := ./hack/kind/ ./charts/ ./internal/cluster/ ./internal/operator/install/ ./internal/operator/thirdparty/ ./internal/engine/ ./internal/app/webapp/
 KIND_LATER     := they run after the rest of the suite, one cluster at a time (make test's kind phase)
 define kind_tests
 	eval "$$(./hack/kind/test-env.sh)" && \

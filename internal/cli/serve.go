@@ -83,7 +83,14 @@ machine's own learner on loopback, without classes, unless
 			}
 			defer closeServer()
 			base := "http://" + signInHost(bound, hosts)
-			fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\nInstructors sign in at %s/instructor/login (add one with: oplab instructor add NAME)\n", base, s.SignInURL(base), base)
+			if leader != nil {
+				// One replica of several: its output is a pod's log, where
+				// a one-time sign-in token must not be. Learners come in
+				// through their classes.
+				fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s as one replica of several (Lease %s/%s)\nLearners join their class at %s; instructors sign in at %s/instructor/login\n", base, leader.Namespace, leader.Name, base, base)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "oplab is serving on %s (press Ctrl-C to stop)\nSign in: %s\nInstructors sign in at %s/instructor/login (add one with: oplab instructor add NAME)\n", base, s.SignInURL(base), base)
+			}
 			return webapp.ListenAndServe(ctx, ln, s)
 		},
 	}
