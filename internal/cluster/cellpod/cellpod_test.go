@@ -3,11 +3,9 @@ package cellpod_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"oplab.dev/oplab/internal/cluster/cellpod"
@@ -43,39 +42,10 @@ func TestRunMakesThenStartsAgain(t *testing.T) {
 	life := func(body func(ctx context.Context)) {
 		t.Helper()
 		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- cellpod.Run(ctx, o) }()
-		defer func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("run: %v", err)
-			}
-		}()
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-			select {
-			case err := <-done:
-				return false, fmt.Errorf("run ended: %v", err)
-			default:
-			}
-			c, err := net.Dial("tcp", o.Listen)
-			if err == nil {
-				c.Close()
-			}
-			return err == nil, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		var kc bytes.Buffer
-		if err := cellpod.Kubeconfig(o, &kc); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kc.Bytes())
-		if err != nil {
-			t.Fatal(err)
-		}
-		// As the pods provider reaches it: through the pod's port, the
-		// certificate checked for the name it carries.
-		cfg.Host, cfg.TLSClientConfig.ServerName = "https://"+o.Listen, "localhost"
+		defer cancel()
+		cfg, stop := serve(t, ctx, o, cellpod.Run)
+		defer stop()
+		var err error
 		if cs, err = kubernetes.NewForConfig(cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -92,6 +62,49 @@ func TestRunMakesThenStartsAgain(t *testing.T) {
 			t.Fatalf("after the second start: %v, %v", got.Data, err)
 		}
 	})
+}
+
+// serve runs a cell's containers (runs) as its pod does, waits until the
+// pod's port answers, and returns the admin configuration as the pods
+// provider reaches it: through the pod's port, the certificate checked for
+// the name it carries. stop ends the containers and reports their errors.
+func serve(t *testing.T, ctx context.Context, o cellpod.Options, runs ...func(context.Context, cellpod.Options) error) (cfg *rest.Config, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	errs := make(chan error, len(runs))
+	for _, run := range runs {
+		go func() { errs <- run(ctx, o) }()
+	}
+	stop = func() {
+		cancel()
+		for range runs {
+			if err := <-errs; err != nil {
+				t.Errorf("cell: %v", err)
+			}
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+		c, err := net.Dial("tcp", o.Listen)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil, nil
+	}); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	var kc bytes.Buffer
+	if err := cellpod.Kubeconfig(o, &kc); err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc.Bytes())
+	if err != nil {
+		stop()
+		t.Fatal(err)
+	}
+	cfg.Host, cfg.TLSClientConfig.ServerName = "https://"+o.Listen, "localhost"
+	return cfg, stop
 }
 
 func freeAddr(t *testing.T) string {
@@ -119,34 +132,8 @@ func TestOperatorPlaysThePodInTheCell(t *testing.T) {
 	o.OperatorDir = filepath.Join(o.DataDir, "operator")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel()
-	for _, run := range []func(context.Context, cellpod.Options) error{cellpod.Run, cellpod.Operator} {
-		wg.Go(func() {
-			if err := run(ctx, o); err != nil {
-				t.Errorf("cell: %v", err)
-			}
-		})
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
-		c, err := net.Dial("tcp", o.Listen)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	var kc bytes.Buffer
-	if err := cellpod.Kubeconfig(o, &kc); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Host, cfg.TLSClientConfig.ServerName = "https://"+o.Listen, "localhost"
+	cfg, stop := serve(t, ctx, o, cellpod.Run, cellpod.Operator)
+	defer stop()
 
 	start := time.Now()
 	in := install.New(cfg, install.Options{

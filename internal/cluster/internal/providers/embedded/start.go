@@ -12,25 +12,11 @@ import (
 // its directory: its certificates, configuration and etcd data. Start starts
 // it again. Stopping a cluster that is not running is not an error.
 func (p *Provider) Stop(ctx context.Context, name string) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
-	dir := p.clusterDir(name)
-	unlock, err := lockDir(dir)
+	st, dir, unlock, err := p.lockedState(name)
 	if err != nil {
-		if isNotExist(err) {
-			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
-		}
 		return err
 	}
 	defer unlock()
-	st, err := readState(dir)
-	if err != nil {
-		if isNotExist(err) {
-			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
-		}
-		return err
-	}
 	if err := p.stopProcesses(st, dir); err != nil {
 		return err
 	}
@@ -49,28 +35,14 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 // runs, and for a cluster whose Create never finished (it has nothing to
 // start from: delete it).
 func (p *Provider) Start(ctx context.Context, name string, opts providers.CreateOptions) error {
-	if err := checkName(name); err != nil {
-		return err
-	}
 	if err := p.checkBinaries(); err != nil {
 		return err
 	}
-	dir := p.clusterDir(name)
-	unlock, err := lockDir(dir)
+	st, dir, unlock, err := p.lockedState(name)
 	if err != nil {
-		if isNotExist(err) {
-			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
-		}
 		return err
 	}
 	defer unlock()
-	st, err := readState(dir)
-	if err != nil {
-		if isNotExist(err) {
-			return fmt.Errorf("%w: %q", providers.ErrNotFound, name)
-		}
-		return err
-	}
 	if !st.Ready {
 		return fmt.Errorf("cluster %q was never ready: nothing to start (delete it)", name)
 	}
