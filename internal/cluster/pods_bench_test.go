@@ -139,3 +139,77 @@ func podStats(ctx context.Context, host *clustertest.Cluster, pod string) (podUs
 	}
 	return podUsage{}, fmt.Errorf("no kubelet reports pod %s", pod)
 }
+
+// BenchmarkKindPodsDensity puts a class of cells on one kind host node, all
+// idle once made, and reads the node's kubelet summary: the node's CPU and
+// working set with the class (core-node, MiB-node), what each cell adds on
+// average (%cpu-cell, MiB-cell, over the node without cells), and the
+// learners a node of this machine's size holds at that use, counting CPU
+// and memory both (learners-node; the host's own control plane stays).
+// Gated like the kind tests; each run makes its own host.
+func BenchmarkKindPodsDensity(b *testing.B) {
+	const cells = 10
+	for range b.N {
+		p, host, _ := clustertest.NewPodsProvider(b)
+		ctx, cancel := context.WithTimeout(b.Context(), 30*time.Minute)
+		defer cancel()
+		time.Sleep(45 * time.Second) // the host idle, for the baseline
+		base, err := nodeStats(ctx, host)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Three at a time, as a class arriving does on two cores.
+		sem := make(chan struct{}, 3)
+		errs := make(chan error, cells)
+		for i := range cells {
+			name := fmt.Sprintf("learner-%d", i)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				errs <- p.Create(ctx, name)
+			}()
+			defer p.Delete(context.WithoutCancel(ctx), name)
+		}
+		for range cells {
+			if err := <-errs; err != nil {
+				b.Fatal(err)
+			}
+		}
+		time.Sleep(60 * time.Second) // idle
+		full, err := nodeStats(ctx, host)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cpuCell := (full.cpu - base.cpu) / cells // cores
+		memCell := (full.mem - base.mem) / cells // MiB
+		free := func(total, used, per float64) float64 { return (total - used) / per }
+		// This machine: 2 cores, 24 GiB; the host's own use stays.
+		learners := min(free(2, base.cpu, cpuCell), free(24*1024, base.mem, memCell))
+		b.ReportMetric(full.cpu, "core-node")
+		b.ReportMetric(full.mem, "MiB-node")
+		b.ReportMetric(cpuCell*100, "%cpu-cell")
+		b.ReportMetric(memCell, "MiB-cell")
+		b.ReportMetric(learners, "learners-node")
+	}
+}
+
+type nodeUse struct{ cpu, mem float64 } // cores, MiB
+
+// nodeStats reads the first node's CPU and working set from its kubelet.
+func nodeStats(ctx context.Context, host *clustertest.Cluster) (nodeUse, error) {
+	nodes, err := host.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil || len(nodes.Items) == 0 {
+		return nodeUse{}, fmt.Errorf("nodes: %v", err)
+	}
+	raw, err := host.Client.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", nodes.Items[0].Name, "proxy/stats/summary").DoRaw(ctx)
+	if err != nil {
+		return nodeUse{}, err
+	}
+	var sum struct {
+		Node usage `json:"node"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		return nodeUse{}, err
+	}
+	return nodeUse{cpu: sum.Node.CPU.UsageNanoCores / 1e9, mem: sum.Node.Memory.WorkingSetBytes / (1 << 20)}, nil
+}
