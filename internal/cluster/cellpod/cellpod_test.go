@@ -31,13 +31,7 @@ import (
 // pod, on the same volume — serves the same cluster with the learner's
 // objects.
 func TestRunMakesThenStartsAgain(t *testing.T) {
-	o := cellpod.Options{
-		Name:    "learner",
-		DataDir: t.TempDir(),
-		BinDir:  clustertest.BinDir(t),
-		Listen:  freeAddr(t),
-		Logger:  slog.New(slog.NewTextHandler(t.Output(), nil)),
-	}
+	o := cellOptions(t)
 	var cs *kubernetes.Clientset
 	life := func(body func(ctx context.Context)) {
 		t.Helper()
@@ -107,6 +101,17 @@ func serve(t *testing.T, ctx context.Context, o cellpod.Options, runs ...func(co
 	return cfg, stop
 }
 
+// cellOptions are a cell's for a test: its own volume, a free port.
+func cellOptions(t *testing.T) cellpod.Options {
+	return cellpod.Options{
+		Name:    "learner",
+		DataDir: t.TempDir(),
+		BinDir:  clustertest.BinDir(t),
+		Listen:  freeAddr(t),
+		Logger:  slog.New(slog.NewTextHandler(t.Output(), nil)),
+	}
+}
+
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -122,13 +127,7 @@ func freeAddr(t *testing.T) string {
 // that provider, and sees the operator reconcile a PostgresCluster with
 // its ServiceAccount's rights, its log served as its pod's.
 func TestOperatorPlaysThePodInTheCell(t *testing.T) {
-	o := cellpod.Options{
-		Name:    "learner",
-		DataDir: t.TempDir(),
-		BinDir:  clustertest.BinDir(t),
-		Listen:  freeAddr(t),
-		Logger:  slog.New(slog.NewTextHandler(t.Output(), nil)),
-	}
+	o := cellOptions(t)
 	o.OperatorDir = filepath.Join(o.DataDir, "operator")
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()

@@ -528,12 +528,15 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 	}
 	path := p.kubeconfigPath(name)
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.written[name] == server {
+	done := p.written[name] == server
+	p.mu.Unlock()
+	if done {
 		if _, err := os.Stat(path); err == nil {
 			return path, nil
 		}
 	}
+	// The host API server is asked without the lock, which every cluster
+	// of this provider shares.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	sec, err := p.cs.CoreV1().Secrets(p.opts.Namespace).Get(ctx, adminSecret(name), metav1.GetOptions{})
@@ -553,6 +556,8 @@ func (p *Provider) KubeconfigPath(name string) (string, error) {
 		c.Server = server
 		c.TLSServerName = "localhost"
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err
 	}
