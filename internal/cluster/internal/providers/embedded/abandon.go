@@ -19,17 +19,27 @@ import (
 const creatingLock = ".creating"
 
 // holdCreating takes the creation lock of dir, which the caller has just
-// made, and returns its release.
+// made, and returns its release. The lock's file is locked under a name of
+// its own and only then renamed into place (a flock belongs to the open
+// file, not its name), so whoever sees the file sees it held: a check in
+// the instant between the file's creation and its lock would otherwise
+// find a live creator gone and remove what it is making.
 func holdCreating(dir string) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, creatingLock), os.O_CREATE|os.O_RDWR, 0o600)
+	f, err := os.CreateTemp(dir, creatingLock+".*")
 	if err != nil {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	fmt.Fprintf(f, "%d\n", os.Getpid()) // for a person looking at the directory
+	if err := os.Rename(f.Name(), filepath.Join(dir, creatingLock)); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("lock %s: %w", dir, err)
+	}
 	return func() { f.Close() }, nil
 }
 

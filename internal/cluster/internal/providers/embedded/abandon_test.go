@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -69,6 +71,40 @@ func TestAbandonedCluster(t *testing.T) {
 	for _, pid := range []int{recorded, unrecorded} {
 		if p.reaper.alive(pid, dir) {
 			t.Errorf("process %d of the abandoned cluster is alive after list", pid)
+		}
+	}
+}
+
+// TestCreatorAliveOnceLockSeen: from the moment the creation lock's file
+// can be seen, it is held. A prune that found it free in the instant
+// between its creation and its flock took a live seed's directory for an
+// abandoned one, stopped its etcd and removed files while the seed was
+// copied.
+func TestCreatorAliveOnceLockSeen(t *testing.T) {
+	root := t.TempDir()
+	for i := range 500 {
+		dir := filepath.Join(root, strconv.Itoa(i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		seen := make(chan bool)
+		go func() {
+			for {
+				if _, err := os.Stat(filepath.Join(dir, creatingLock)); err == nil {
+					seen <- creatorAlive(dir)
+					return
+				}
+				runtime.Gosched()
+			}
+		}()
+		release, err := holdCreating(dir)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		alive := <-seen
+		release()
+		if !alive {
+			t.Fatalf("attempt %d: the creation lock's file was seen free while its creator lived", i)
 		}
 	}
 }
