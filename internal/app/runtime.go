@@ -296,14 +296,15 @@ const (
 )
 
 // Subscribe joins a session's live stream (StreamLog or StreamCluster)
-// after the client's last frame. The cluster view's frames are whole
-// snapshots, so a new viewer starts from the newest. Callers check who
-// may see the session.
+// after the client's last frame, or its last cursor when it comes from
+// another server. The cluster view's frames are whole snapshots, so a
+// viewer that does not resume this server's frames starts from the newest.
+// Callers check who may see the session.
 func (r *Runtime) Subscribe(id, name string, from stream.From) (*stream.Subscription, error) {
 	switch name {
 	case StreamLog:
 	case StreamCluster:
-		from.Newest = from.Seq == 0
+		from.Newest, from.Cursor = true, ""
 	default:
 		return nil, fmt.Errorf("no stream %q: %w", name, session.ErrNotFound)
 	}

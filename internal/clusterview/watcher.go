@@ -47,7 +47,7 @@ type Watcher struct {
 
 // Run emits the View as JSON once the caches are filled and after every
 // change that alters it, until ctx ends: a stream.Upstream.
-func (w *Watcher) Run(ctx context.Context, emit func(data []byte)) error {
+func (w *Watcher) Run(ctx context.Context, emit func(data []byte, cursor string)) error {
 	var last []byte
 	return w.Views(ctx, func(v View) error {
 		b, err := json.Marshal(v)
@@ -56,7 +56,7 @@ func (w *Watcher) Run(ctx context.Context, emit func(data []byte)) error {
 		}
 		if !bytes.Equal(b, last) {
 			last = b
-			emit(b)
+			emit(b, "") // whole snapshots: a new viewer takes the newest
 		}
 		return nil
 	})

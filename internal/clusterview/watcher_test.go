@@ -94,7 +94,7 @@ func watch(t *testing.T, ctx context.Context, w *Watcher) *viewReader {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- w.Run(wctx, func(b []byte) {
+		done <- w.Run(wctx, func(b []byte, _ string) {
 			select { // the test reads every view as it comes, until it stops the watcher
 			case views <- b:
 			case <-wctx.Done():

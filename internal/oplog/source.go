@@ -73,18 +73,34 @@ func FormatCRI(l Line) []byte {
 	return []byte(l.Time.UTC().Format(time.RFC3339Nano) + " " + stream + " F " + l.Text + "\n")
 }
 
-// FollowJSON follows src and emits each line parsed as an Entry, in JSON:
-// the shape of a stream.Upstream, so that a hub can fan a log out to every
-// viewer.
-func FollowJSON(src Source) func(ctx context.Context, emit func(data []byte)) error {
-	return func(ctx context.Context, emit func(data []byte)) error {
+// FollowJSON follows src and emits each line parsed as an Entry, in JSON,
+// with its Cursor: the shape of a stream.Upstream, so that a hub can fan a
+// log out to every viewer.
+func FollowJSON(src Source) func(ctx context.Context, emit func(data []byte, cursor string)) error {
+	return func(ctx context.Context, emit func(data []byte, cursor string)) error {
 		return src.Lines(ctx, true, func(l Line) error {
 			b, err := json.Marshal(ParseEntry(l))
 			if err != nil {
 				return fmt.Errorf("encode operator log line: %w", err)
 			}
-			emit(b)
+			emit(b, Cursor(l))
 			return nil
 		})
 	}
+}
+
+// cursorLayout writes a line's time at a fixed width, so that cursors
+// sort as their times do.
+const cursorLayout = "2006-01-02T15:04:05.000000000Z"
+
+// Cursor is a line's place in its log, the same for every reader: its
+// time in UTC at a fixed width, "" for a line without one. A log's lines
+// have growing times (a pod's log is read on from after its last line's
+// time), so a reader that comes back to another server's stream of the
+// same log resumes after the last cursor it saw.
+func Cursor(l Line) string {
+	if l.Time.IsZero() {
+		return ""
+	}
+	return l.Time.UTC().Format(cursorLayout)
 }

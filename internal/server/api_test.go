@@ -61,6 +61,9 @@ func TestOwnership(t *testing.T) {
 			t.Errorf("GET streams/log of %s: got %d, want %d", id, code, want)
 		}
 	}
+	if code, body, _ := do(t, ts.client, "GET", ts.URL+"/api/sessions/alice-1/streams/log?cursor="+strings.Repeat("9", 65), "", nil); code != http.StatusBadRequest || !strings.Contains(body, "cursor") {
+		t.Errorf("GET streams/log with a cursor of 65 characters: got %d %s, want 400 saying why", code, body)
+	}
 	for _, c := range ts.app.calls {
 		if strings.Contains(c, "bob-1") {
 			t.Errorf("the application was called on bob's session: %q", c)

@@ -168,21 +168,37 @@ type Completion struct {
 }
 
 // Streams opens a session's live streams ("log": the operator's log,
-// "cluster": the cluster view) from a client's resume point: the epoch and
-// sequence number of the last frame it saw. Each frame's data is JSON. The
-// channel closes when ctx ends or the stream ends.
+// "cluster": the cluster view) from a client's resume point. Each frame's
+// data is JSON. The channel closes when ctx ends or the stream ends.
 type Streams interface {
-	Subscribe(ctx context.Context, session, stream, epoch string, after uint64) (<-chan Frame, error)
+	Subscribe(ctx context.Context, session, stream string, from Resume) (<-chan Frame, error)
 }
 
+// Resume is where a client that comes back picks its stream up: the epoch
+// and number of the last frame it saw, which mean something only to the
+// server that sent them, and the last cursor it saw, which any server
+// reading the same source understands.
+type Resume struct {
+	Epoch  string
+	After  uint64
+	Cursor string
+}
+
+// maxCursor bounds a client's cursor (a log line's time is 30 bytes).
+const maxCursor = 64
+
 // Frame is one numbered frame of a live stream: "hello" first (its epoch
-// names the upstream, so a client knows what its numbers refer to), then
-// "data", or "gap" when Skipped frames were lost to a slow client.
+// names the upstream, so a client knows what its numbers refer to;
+// Resumed says the frames continue after the client's cursor although the
+// epoch is new), then "data" (with its cursor, when its source has
+// places), or "gap" when Skipped frames were lost to a slow client.
 type Frame struct {
 	Seq     uint64 `json:"seq"`
 	Type    string `json:"type"`
 	Epoch   string `json:"epoch,omitempty"`
 	Skipped uint64 `json:"skipped,omitempty"`
+	Cursor  string `json:"cursor,omitempty"`
+	Resumed bool   `json:"resumed,omitempty"`
 	Data    any    `json:"data,omitempty"`
 }
 

@@ -180,11 +180,12 @@ func (f *fakeStreams) cluster(primary string, pods []string) {
 	})
 }
 
-func (f *fakeStreams) Subscribe(ctx context.Context, session, stream, epoch string, after uint64) (<-chan Frame, error) {
+func (f *fakeStreams) Subscribe(ctx context.Context, session, stream string, from Resume) (<-chan Frame, error) {
 	ch := make(chan Frame, 64)
 	f.mu.Lock()
 	ch <- Frame{Type: "hello", Epoch: f.epoch}
-	if epoch != f.epoch {
+	after := from.After
+	if from.Epoch != f.epoch {
 		after = 0
 	}
 	for _, fr := range f.frames[stream] {

@@ -103,21 +103,28 @@ func (s *Server) apiApply(c *gin.Context) {
 // streams a session offers.
 var streams = []string{"log", "cluster"}
 
-// apiStream sends a session's live stream, resuming after ?after=.
+// apiStream sends a session's live stream, resuming after ?epoch=&after=
+// (the frame last seen from this server) or ?cursor= (the place last seen,
+// from any server).
 func (s *Server) apiStream(c *gin.Context) {
 	name := c.Param("stream")
 	if !slices.Contains(streams, name) {
 		c.JSON(http.StatusNotFound, gin.H{"error": "no stream " + name})
 		return
 	}
+	after, _ := strconv.ParseUint(c.Query("after"), 10, 64)
+	from := Resume{Epoch: c.Query("epoch"), After: after, Cursor: c.Query("cursor")}
+	if len(from.Cursor) > maxCursor || len(from.Epoch) > maxCursor {
+		c.JSON(http.StatusBadRequest, gin.H{"error": fmt.Sprintf("stream %s: epoch and cursor are at most %d characters", name, maxCursor)})
+		return
+	}
 	if s.cfg.Streams == nil {
 		s.failJSON(c, fmt.Errorf("live streams are not available on this server: %w", ErrConflict))
 		return
 	}
-	after, _ := strconv.ParseUint(c.Query("after"), 10, 64)
 	ctx, done := s.streamCtx(c)
 	defer done()
-	frames, err := s.cfg.Streams.Subscribe(ctx, session(c).ID, name, c.Query("epoch"), after)
+	frames, err := s.cfg.Streams.Subscribe(ctx, session(c).ID, name, from)
 	if err != nil {
 		s.failJSON(c, err)
 		return

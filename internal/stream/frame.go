@@ -10,7 +10,8 @@ const (
 	// TypeHello is the first frame of every subscription: the stream's
 	// epoch and the number of its newest frame. A client whose stored epoch
 	// differs lost its place (the upstream was restarted and numbering began
-	// again): it clears what it shows before the frames that follow.
+	// again): it clears what it shows before the frames that follow, unless
+	// the hello says Resumed (the frames continue after its cursor).
 	TypeHello = "hello"
 	// TypeData carries one message of the upstream.
 	TypeData = "data"
@@ -21,10 +22,15 @@ const (
 
 // Frame is one message of a subscription, as it goes to a client in JSON.
 type Frame struct {
-	Seq     uint64          `json:"seq"`
-	Type    string          `json:"type"`
-	Epoch   string          `json:"epoch,omitempty"`
-	Skipped uint64          `json:"skipped,omitempty"`
+	Seq     uint64 `json:"seq"`
+	Type    string `json:"type"`
+	Epoch   string `json:"epoch,omitempty"`
+	Skipped uint64 `json:"skipped,omitempty"`
+	// Cursor is a data frame's place in its source (see Emit).
+	Cursor string `json:"cursor,omitempty"`
+	// Resumed, on a hello, says the frames continue after the client's
+	// cursor although the epoch is new.
+	Resumed bool            `json:"resumed,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
 
 	enc []byte // the frame's JSON, made once for every subscriber
@@ -54,6 +60,13 @@ func (f Frame) encode() []byte {
 	if f.Skipped != 0 {
 		b = append(b, `,"skipped":`...)
 		b = strconv.AppendUint(b, f.Skipped, 10)
+	}
+	if f.Cursor != "" {
+		b = append(b, `,"cursor":`...)
+		b = strconv.AppendQuote(b, f.Cursor)
+	}
+	if f.Resumed {
+		b = append(b, `,"resumed":true`...)
 	}
 	if len(f.Data) > 0 {
 		b = append(b, `,"data":`...)

@@ -11,18 +11,27 @@ import (
 	"time"
 )
 
-// Upstream produces a stream's messages: it calls emit with each (JSON, kept
-// by the hub: not to be changed afterwards) until ctx ends, then returns.
-// It may return earlier with an error, which ends its subscriptions.
+// Upstream produces a stream's messages: it calls emit with each until ctx
+// ends, then returns. It may return earlier with an error, which ends its
+// subscriptions.
 type Upstream interface {
-	Run(ctx context.Context, emit func(data []byte)) error
+	Run(ctx context.Context, emit Emit) error
 }
 
+// Emit publishes one message of an upstream. data is JSON, kept by the hub:
+// not to be changed afterwards. cursor is the message's place in what the
+// upstream reads, the same in every process that reads it and growing in
+// string order (a log line's time, written at a fixed width), or "" when
+// the message has none: a client that comes back to another server, whose
+// frame numbers are not the ones it saw, resumes after its last cursor.
+// An alias, so that a source's Run needs no import of this package.
+type Emit = func(data []byte, cursor string)
+
 // UpstreamFunc is a function that is an Upstream.
-type UpstreamFunc func(ctx context.Context, emit func(data []byte)) error
+type UpstreamFunc func(ctx context.Context, emit Emit) error
 
 // Run implements Upstream.
-func (f UpstreamFunc) Run(ctx context.Context, emit func(data []byte)) error { return f(ctx, emit) }
+func (f UpstreamFunc) Run(ctx context.Context, emit Emit) error { return f(ctx, emit) }
 
 // Opener returns the upstream of key, or an error when there is none (the
 // error is Subscribe's). It is called when key has no running upstream.
@@ -109,8 +118,17 @@ type From struct {
 	// upstream's, starts from the oldest frame in the ring.
 	Epoch string
 	Seq   uint64
-	// Newest starts from the newest frame alone: for streams of whole
-	// snapshots, where only the last one matters.
+	// Cursor is the last cursor the client saw. When Epoch is not the
+	// running upstream's (the client comes from another server, or from
+	// before this upstream started), the subscription starts after it:
+	// data frames up to it, and those without a cursor before the first
+	// one past it, are left out, and the hello says Resumed. Frames that
+	// fell out of the ring after it make a gap, whose Skipped then counts
+	// every frame gone from the ring, seen or not.
+	Cursor string
+	// Newest starts from the newest frame alone when the client does not
+	// resume this upstream's frames: for streams of whole snapshots, where
+	// only the last one matters.
 	Newest bool
 }
 

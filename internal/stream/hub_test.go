@@ -14,7 +14,7 @@ import (
 // with an error; it counts its starts and stops.
 type source struct {
 	mu      sync.Mutex
-	emit    func([]byte)
+	emit    Emit
 	starts  int
 	stops   int
 	started chan struct{}
@@ -26,7 +26,7 @@ func newSource() *source {
 	return &source{started: make(chan struct{}, 16), stopped: make(chan struct{}, 16), fail: make(chan error, 1)}
 }
 
-func (s *source) Run(ctx context.Context, emit func([]byte)) error {
+func (s *source) Run(ctx context.Context, emit Emit) error {
 	s.mu.Lock()
 	s.starts++
 	s.emit = emit
@@ -53,7 +53,8 @@ func (s *source) counts() (starts, stops int) {
 	return s.starts, s.stops
 }
 
-// send publishes the numbers from..to as JSON.
+// send publishes the numbers from..to as JSON, each with its number as
+// its cursor (at a fixed width, as cursors sort).
 func (s *source) send(t *testing.T, from, to int) {
 	t.Helper()
 	s.mu.Lock()
@@ -63,7 +64,7 @@ func (s *source) send(t *testing.T, from, to int) {
 		t.Fatal("send: the upstream is not running")
 	}
 	for i := from; i <= to; i++ {
-		emit([]byte(strconv.Itoa(i)))
+		emit([]byte(strconv.Itoa(i)), cursor(i))
 	}
 }
 
@@ -351,6 +352,8 @@ func TestFrameJSON(t *testing.T) {
 		{Frame{Seq: 3, Type: TypeData, Data: []byte(`{"a":1}`)}, `{"seq":3,"type":"data","data":{"a":1}}`},
 		{Frame{Seq: 12, Type: TypeGap, Skipped: 2}, `{"seq":12,"type":"gap","skipped":2}`},
 		{Frame{Seq: 9, Type: TypeHello, Epoch: "ab12"}, `{"seq":9,"type":"hello","epoch":"ab12"}`},
+		{Frame{Seq: 4, Type: TypeData, Cursor: "0042", Data: []byte(`1`)}, `{"seq":4,"type":"data","cursor":"0042","data":1}`},
+		{Frame{Seq: 9, Type: TypeHello, Epoch: "ab12", Resumed: true}, `{"seq":9,"type":"hello","epoch":"ab12","resumed":true}`},
 	}
 	for _, tt := range tests {
 		got, err := tt.f.MarshalJSON()
@@ -358,4 +361,83 @@ func TestFrameJSON(t *testing.T) {
 			t.Errorf("got %s, %v; want %s", got, err, tt.want)
 		}
 	}
+}
+
+// cursor is the test source's cursor of message i.
+func cursor(i int) string { return fmt.Sprintf("%08d", i) }
+
+// expectValues reads data frames carrying the messages from..to, whatever
+// their numbers.
+func expectValues(t *testing.T, s *Subscription, from, to int) {
+	t.Helper()
+	for i := from; i <= to; i++ {
+		if f := next(t, s); f.Type != TypeData || string(f.Data) != strconv.Itoa(i) || f.Cursor != cursor(i) {
+			t.Fatalf("got frame %+v, want message %d with its cursor", f, i)
+		}
+	}
+}
+
+// TestResumeOnAnotherHub: a client whose server died comes back to another
+// server, whose upstream read the same source from its start and numbered
+// it its own way. With its last cursor it resumes after what it saw: the
+// hello says so, and nothing it saw comes again; without one it starts
+// over. Frames after the cursor that fell out of the ring make a gap;
+// frames before it do not.
+func TestResumeOnAnotherHub(t *testing.T) {
+	t.Parallel()
+	srcA := newSource()
+	a := subscribe(t, newHub(t, srcA, Options{}), From{})
+	helloA := expectHello(t, a)
+	waitFor(t, srcA.started, "the first server's upstream")
+	srcA.send(t, 1, 5)
+	expectValues(t, a, 1, 5)
+	a.Close() // the first server dies
+
+	srcB := newSource()
+	hubB := newHub(t, srcB, Options{Ring: 16})
+	keep := subscribe(t, hubB, From{})
+	defer keep.Close()
+	waitFor(t, srcB.started, "the second server's upstream")
+	srcB.mu.Lock()
+	srcB.emit([]byte(`"a line without a time"`), "")
+	srcB.mu.Unlock()
+	srcB.send(t, 1, 8)
+
+	b := subscribe(t, hubB, From{Epoch: helloA.Epoch, Seq: 5, Cursor: cursor(5)})
+	if h := expectHello(t, b); !h.Resumed || h.Epoch == helloA.Epoch {
+		t.Errorf("hello on the other server: got %+v, want its own epoch and resumed", h)
+	}
+	expectValues(t, b, 6, 8)
+	srcB.send(t, 9, 9)
+	expectValues(t, b, 9, 9)
+	b.Close()
+
+	again := subscribe(t, hubB, From{Epoch: helloA.Epoch, Seq: 5})
+	if h := expectHello(t, again); h.Resumed {
+		t.Errorf("hello without a cursor: got %+v, want not resumed", h)
+	}
+	if f := next(t, again); f.Cursor != "" {
+		t.Errorf("without a cursor: got %+v first, want the stream from its start", f)
+	}
+	expectValues(t, again, 1, 9)
+	again.Close()
+
+	// A small ring: 7..10 are kept.
+	srcC := newSource()
+	hubC := newHub(t, srcC, Options{Ring: 4})
+	keepC := subscribe(t, hubC, From{})
+	defer keepC.Close()
+	waitFor(t, srcC.started, "the third server's upstream")
+	srcC.send(t, 1, 10)
+	seen := subscribe(t, hubC, From{Epoch: helloA.Epoch, Cursor: cursor(7)})
+	expectHello(t, seen)
+	expectValues(t, seen, 8, 10) // no gap: what fell out came before 7
+	seen.Close()
+	lost := subscribe(t, hubC, From{Epoch: helloA.Epoch, Cursor: cursor(5)})
+	expectHello(t, lost)
+	if f := next(t, lost); f.Type != TypeGap || f.Seq != 6 {
+		t.Errorf("after a cursor older than the ring: got %+v, want a gap up to seq 6", f)
+	}
+	expectValues(t, lost, 7, 10)
+	lost.Close()
 }

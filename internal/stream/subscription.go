@@ -9,8 +9,12 @@ type Subscription struct {
 	next   uint64 // seq of the next frame to hand out; t.mu guards it and the rest
 	joined uint64 // t.last when it joined: replayed frames are not lag
 	hello  bool   // the hello frame is still to be handed out
-	done   chan struct{}
-	err    error
+	// after is the client's cursor while data frames up to it are
+	// skipped; resumed says so in the hello.
+	after   string
+	resumed bool
+	done    chan struct{}
+	err     error
 }
 
 // closedChan is always ready.
@@ -58,17 +62,28 @@ func (s *Subscription) TryNext() (f Frame, ok bool, err error) {
 		return Frame{}, false, s.err
 	case s.hello:
 		s.hello = false
-		return Frame{Type: TypeHello, Epoch: t.epoch, Seq: t.last}, true, nil
-	case s.next <= t.last:
+		return Frame{Type: TypeHello, Epoch: t.epoch, Seq: t.last, Resumed: s.resumed}, true, nil
+	}
+	for s.next <= t.last {
 		if first := t.first(); s.next < first {
-			f = Frame{Type: TypeGap, Seq: first - 1, Skipped: first - s.next}
+			lost := first - s.next
 			s.next = first
-			return f, true, nil
+			if c := t.ring[first%uint64(len(t.ring))].Cursor; s.after != "" && (c == "" || c <= s.after) {
+				continue // cursors grow: what fell out of the ring was seen
+			}
+			return Frame{Type: TypeGap, Seq: first - 1, Skipped: lost}, true, nil
 		}
 		f = t.ring[s.next%uint64(len(t.ring))]
 		s.next++
+		if s.after != "" {
+			if f.Cursor == "" || f.Cursor <= s.after {
+				continue // the client saw it from another upstream
+			}
+			s.after = ""
+		}
 		return f, true, nil
-	case t.ended:
+	}
+	if t.ended {
 		t.drop(s, t.err)
 		return Frame{}, false, s.err
 	}

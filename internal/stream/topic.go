@@ -43,7 +43,7 @@ func (t *topic) first() uint64 {
 
 // publish numbers data, keeps it in the ring and wakes the subscribers;
 // it never waits for one. Subscribers left too far behind are dropped.
-func (t *topic) publish(data []byte) {
+func (t *topic) publish(data []byte, cursor string) {
 	if !json.Valid(data) {
 		data, _ = json.Marshal(string(data)) // a client never gets a broken frame
 	}
@@ -53,7 +53,7 @@ func (t *topic) publish(data []byte) {
 		return
 	}
 	t.last++
-	f := Frame{Seq: t.last, Type: TypeData, Data: data}
+	f := Frame{Seq: t.last, Type: TypeData, Cursor: cursor, Data: data}
 	f.enc = f.encode()
 	t.ring[t.last%uint64(len(t.ring))] = f
 	close(t.wake)
@@ -74,10 +74,14 @@ func (t *topic) join(from From) *Subscription {
 	case t.ended:
 		t.drop(s, t.err)
 		return s
+	case from.Epoch == t.epoch && from.Seq > 0 && from.Seq <= t.last:
+		s.next = from.Seq + 1
 	case from.Newest:
 		s.next = max(t.last, 1)
-	case from.Epoch == t.epoch && from.Seq <= t.last:
-		s.next = from.Seq + 1
+	case from.Cursor != "":
+		// From the upstream's first frame: when some fell out of the ring
+		// after the cursor, a gap says so (see TryNext).
+		s.next, s.after, s.resumed = 1, from.Cursor, true
 	default:
 		s.next = t.first()
 	}

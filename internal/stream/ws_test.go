@@ -184,7 +184,7 @@ func TestServeDropsClientThatStopsReading(t *testing.T) {
 		for deadline := time.Now().Add(10 * time.Second); int64(i)-got.Load() > 16 && time.Now().Before(deadline); {
 			time.Sleep(time.Millisecond)
 		}
-		emit([]byte(big))
+		emit([]byte(big), "")
 	}
 	select {
 	case err := <-served:

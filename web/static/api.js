@@ -54,13 +54,17 @@ export async function stream(path, body, onChunk, signal) {
 
 // live opens a WebSocket on path and reopens it when it drops, asking for
 // the frames after the last one seen (query parameters "epoch", the
-// stream's incarnation, and "after", its last number). A stream that comes
-// back as a new incarnation (the server restarted) starts over from its
-// oldest frame: onRestart is called first, so that what was shown can be
-// cleared rather than shown twice.
+// stream's incarnation, and "after", its last number) and after the last
+// place seen ("cursor", which any server reading the same source knows).
+// A stream that comes back as a new incarnation (the server restarted, or
+// another server answers) goes on after the cursor when its hello says
+// "resumed"; otherwise it starts over from its oldest frame, and onRestart
+// is called first, so that what was shown can be cleared rather than shown
+// twice.
 export function live(path, onMessage, onState = () => {}, onRestart = () => {}) {
   let after = 0;
   let epoch = '';
+  let cursor = '';
   let closed = false;
   let delay = 500;
   let ws;
@@ -69,12 +73,13 @@ export function live(path, onMessage, onState = () => {}, onRestart = () => {}) 
     u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
     u.searchParams.set('after', String(after));
     if (epoch) u.searchParams.set('epoch', epoch);
+    if (cursor) u.searchParams.set('cursor', cursor);
     ws = new WebSocket(u);
     ws.onopen = () => { delay = 500; onState('open'); };
     ws.onmessage = (ev) => {
       const msg = JSON.parse(ev.data);
       if (msg.epoch && msg.epoch !== epoch) {
-        if (epoch) onRestart();
+        if (epoch && !msg.resumed) { onRestart(); cursor = ''; }
         epoch = msg.epoch;
         after = 0;
       }
@@ -83,6 +88,7 @@ export function live(path, onMessage, onState = () => {}, onRestart = () => {}) 
         if (msg.seq <= after) return; // seen before a reconnect
         after = msg.seq;
       }
+      if (msg.cursor) cursor = msg.cursor;
       onMessage(msg);
     };
     ws.onclose = () => {

@@ -12,11 +12,12 @@ import (
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/pgtest"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/web"
 )
 
-func TestMain(m *testing.M) { os.Exit(clustertest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(clustertest.Main(m, pgtest.Stop)) }
 
 // site is oplab's lab server as `oplab serve` composes it, on a real
 // embedded cluster provider, a real store and the built-in course,
@@ -30,6 +31,9 @@ type site struct {
 	// close stops the server and every session; the test's end calls it
 	// when the test did not.
 	close func()
+	// die stops the server and its application as a killed replica stops:
+	// the sessions and their clusters stay, for another server to serve.
+	die func()
 }
 
 // newSite starts a site; the test's end stops every session it started
@@ -43,8 +47,16 @@ func newSiteWith(t testing.TB, c ServerConfig) *site { return newSiteOf(t, app.C
 // admission) and whose server has c's.
 func newSiteOf(t testing.TB, ac app.Config, c ServerConfig) *site {
 	t.Helper()
+	return startSite(t, ac, c, t.TempDir(), "")
+}
+
+// startSite starts a site on the data directory data, which other sites
+// may share as replicas of one oplab do; front, when set, is the address
+// of a proxy before it, which it answers to as well.
+func startSite(t testing.TB, ac app.Config, c ServerConfig, data, front string) *site {
+	t.Helper()
 	ctx := context.Background()
-	s := &site{bin: clustertest.BinDir(t), data: t.TempDir()}
+	s := &site{bin: clustertest.BinDir(t), data: data}
 	ac.DataDir, ac.BinDir = s.data, s.bin
 	a, err := app.Open(ctx, ac)
 	if err != nil {
@@ -52,7 +64,11 @@ func newSiteOf(t testing.TB, ac app.Config, c ServerConfig) *site {
 	}
 	s.app = a
 	ts := httptest.NewUnstartedServer(nil)
-	c.BinDir, c.DataDir, c.Web, c.Hosts = s.bin, s.data, web.FS, server.Hosts(ts.Listener.Addr().String())
+	var extra []string
+	if front != "" {
+		extra = server.Hosts(front)
+	}
+	c.BinDir, c.DataDir, c.Web, c.Hosts = s.bin, s.data, web.FS, server.Hosts(ts.Listener.Addr().String(), extra...)
 	srv, closeServer, err := NewServer(ctx, a, c)
 	if err != nil {
 		a.Close()
@@ -61,14 +77,19 @@ func newSiteOf(t testing.TB, ac app.Config, c ServerConfig) *site {
 	s.srv, s.url = srv, "http://"+ts.Listener.Addr().String()
 	ts.Config.Handler = srv
 	ts.Start()
-	s.close = sync.OnceFunc(func() {
+	var once sync.Once
+	stop := func(sessions bool) {
 		ts.Close()
 		if err := closeServer(); err != nil { // and its warm pool's keeper
 			t.Errorf("close the server: %v", err)
 		}
-		s.stopSessions(t, "")
+		if sessions {
+			s.stopSessions(t, "")
+		}
 		a.Close()
-	})
+	}
+	s.close = func() { once.Do(func() { stop(true) }) }
+	s.die = func() { once.Do(func() { stop(false) }) }
 	t.Cleanup(s.close)
 	return s
 }

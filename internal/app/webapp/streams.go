@@ -8,10 +8,11 @@ import (
 )
 
 // Subscribe joins a session's live stream ("log" or "cluster") after the
-// client's last frame. The cluster view's frames are whole snapshots, so a
-// new viewer starts from the newest.
-func (w *Web) Subscribe(ctx context.Context, id, name, epoch string, after uint64) (<-chan server.Frame, error) {
-	sub, err := w.rt.Subscribe(id, name, stream.From{Epoch: epoch, Seq: after})
+// client's last frame, or its last cursor when it comes from another
+// server. The cluster view's frames are whole snapshots, so a new viewer
+// starts from the newest.
+func (w *Web) Subscribe(ctx context.Context, id, name string, from server.Resume) (<-chan server.Frame, error) {
+	sub, err := w.rt.Subscribe(id, name, stream.From{Epoch: from.Epoch, Seq: from.After, Cursor: from.Cursor})
 	if err != nil {
 		return nil, webErr(err)
 	}
@@ -24,7 +25,7 @@ func (w *Web) Subscribe(ctx context.Context, id, name, epoch string, after uint6
 			if err != nil {
 				return
 			}
-			sf := server.Frame{Seq: f.Seq, Type: f.Type, Epoch: f.Epoch, Skipped: f.Skipped}
+			sf := server.Frame{Seq: f.Seq, Type: f.Type, Epoch: f.Epoch, Skipped: f.Skipped, Cursor: f.Cursor, Resumed: f.Resumed}
 			if len(f.Data) > 0 {
 				sf.Data = f.Data
 			}

@@ -1,0 +1,209 @@
+package webapp
+
+import (
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"oplab.dev/oplab/internal/app"
+	bt "oplab.dev/oplab/internal/browsertest"
+	"oplab.dev/oplab/internal/pgtest"
+	"oplab.dev/oplab/internal/session"
+)
+
+// TestLogResumesOnAnotherServer: two servers share a PostgreSQL store, as
+// oplab's replicas do (and a data directory, where the pods provider's
+// replicas share the host cluster's Secrets), behind a proxy that plays a
+// Service. The server the learner's page talks to dies in the
+// middle of an exercise; the page reconnects to the other, and its
+// operator log goes on where it was (nothing shown twice, nothing shown
+// before cleared), the Check passes there and the time to recovery is the
+// one the surviving server watched.
+func TestLogResumesOnAnotherServer(t *testing.T) {
+	proxy := newFrontProxy(t)
+	data, store := t.TempDir(), pgtest.Fresh(t)
+	first := startSite(t, app.Config{Store: store}, ServerConfig{}, data, proxy.addr())
+	second := startSite(t, app.Config{Store: store}, ServerConfig{}, data, proxy.addr())
+	proxy.send(first)
+
+	var errs bt.Errors
+	ctx := bt.New(t, errs.Listen)
+	sh := bt.NewShots(t, "log-resumes")
+	step := func(name string, limit time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sh.Step(t, ctx, limit, name, actions...)
+	}
+	front := "http://" + proxy.addr()
+	step("start the failover lab on the first server", 3*time.Minute,
+		chromedp.Navigate(first.srv.SignInURL(front)),
+		chromedp.Navigate(front+"/labs/failover"),
+		chromedp.WaitVisible(`#start:not([disabled])`),
+		chromedp.Click(`#start`),
+		chromedp.WaitVisible(`#exercise-panel`),
+		chromedp.WaitReady(`#log > li.reconcile.idle`))
+	id := activeSession(t, first)
+
+	step("break it", time.Minute,
+		chromedp.WaitVisible(`#break:not([disabled])`),
+		chromedp.Click(`#break`),
+		bt.TextContains("#clock", "Fault live for"))
+	// What the page shows now, and its first line's element: a page that
+	// started its log over would show that line again in a new element.
+	before := eval[[]string](t, ctx, logLines)
+	if !eval[bool](t, ctx, `(window.firstLine = document.querySelector('#log > li')) !== null`) {
+		t.Fatal("the log shows no line")
+	}
+
+	killed := time.Now()
+	proxy.send(second) // the first server's connections drop with it
+	first.die()
+	step("the page comes back to the second server and its log goes on", 2*time.Minute,
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#log > li').length > `+strconv.Itoa(len(before)+2),
+			chromedp.WithPollingInterval(200*time.Millisecond)),
+		chromedp.WaitReady(`#log > li.reconcile[data-kinds~="promoted"].after-t0`),
+		sh.Take("resumed"))
+	if !eval[bool](t, ctx, `window.firstLine.isConnected`) {
+		t.Error("the log was cleared and drawn again on the other server, want it to go on")
+	}
+	after := eval[[]string](t, ctx, logLines)
+	if len(after) < len(before) || !slices.Equal(after[:len(before)], before) {
+		t.Errorf("the lines shown before the server died changed:\nbefore %q\nafter  %q", before, after[:min(len(before), len(after))])
+	}
+	seen := map[string]bool{}
+	for _, l := range after {
+		if seen[l] {
+			t.Errorf("line shown twice after the reconnect: %s", l)
+		}
+		seen[l] = true
+	}
+	if proxy.served(second) == 0 {
+		t.Fatal("the second server served no connection")
+	}
+
+	step("check passes on the second server", 2*time.Minute, checkUntilPassed())
+	checked := time.Now()
+	rec := recovered(t, second, id, "delete-primary")
+	if rec.T1Source != session.T1Watched {
+		t.Errorf("time to recovery found by %q, want %q (the surviving server watches the goals)", rec.T1Source, session.T1Watched)
+	}
+	broke := chaosAt(t, second, id, "delete-primary")
+	if ttr := time.Duration(rec.Recovery) * time.Millisecond; ttr <= 0 || ttr > checked.Sub(broke) {
+		t.Errorf("time to recovery %v, want more than 0 and at most the %v from the fault to the check", ttr, checked.Sub(broke))
+	}
+	t.Logf("the page was back on the second server %v after the first died; time to recovery %v", time.Since(killed).Round(time.Second), time.Duration(rec.Recovery)*time.Millisecond)
+	if e := errs.List(); len(e) > 0 {
+		t.Errorf("the page logged errors:\n%s", strings.Join(e, "\n"))
+	}
+}
+
+// logLines is each line the page's log shows, by its time and text.
+const logLines = `[...document.querySelectorAll('#log > li')].map((li) => li.dataset.time + ' ' + li.querySelector('.head').textContent)`
+
+// chaosAt is when the session's fault of exercise went live.
+func chaosAt(t *testing.T, s *site, id, exercise string) time.Time {
+	t.Helper()
+	evs, err := s.app.Timeline(t.Context(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Kind == session.KindChaos && ev.Exercise == exercise && !ev.T0.IsZero() {
+			return ev.T0
+		}
+	}
+	t.Fatalf("no chaos event of %s in the timeline", exercise)
+	return time.Time{}
+}
+
+// frontProxy is a TCP proxy before two servers, as a Service is before two
+// replicas: each connection goes to the current server, and a new current
+// server drops every connection to the old one, as its death would.
+type frontProxy struct {
+	ln net.Listener
+	wg sync.WaitGroup
+
+	mu     sync.Mutex
+	to     *site
+	conns  map[net.Conn]*site
+	counts map[*site]int
+}
+
+func newFrontProxy(t *testing.T) *frontProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &frontProxy{ln: ln, conns: map[net.Conn]*site{}, counts: map[*site]int{}}
+	p.wg.Go(p.serve)
+	t.Cleanup(func() {
+		ln.Close()
+		p.drop(nil)
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *frontProxy) addr() string { return p.ln.Addr().String() }
+
+// send makes s the current server and drops the connections to the others.
+func (p *frontProxy) send(s *site) {
+	p.mu.Lock()
+	p.to = s
+	p.mu.Unlock()
+	p.drop(s)
+}
+
+// served is how many connections went to s.
+func (p *frontProxy) served(s *site) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts[s]
+}
+
+// drop closes the connections that do not go to keep.
+func (p *frontProxy) drop(keep *site) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c, s := range p.conns {
+		if s != keep {
+			c.Close()
+			delete(p.conns, c)
+		}
+	}
+}
+
+func (p *frontProxy) serve() {
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		to := p.to
+		p.counts[to]++
+		p.mu.Unlock()
+		out, err := net.Dial("tcp", strings.TrimPrefix(to.url, "http://"))
+		if err != nil {
+			in.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[in], p.conns[out] = to, to
+		p.mu.Unlock()
+		// Either side's end, or send's drop, ends both.
+		pipe := func(dst, src net.Conn) {
+			_, _ = io.Copy(dst, src)
+			dst.Close()
+			src.Close()
+		}
+		p.wg.Go(func() { pipe(out, in) })
+		p.wg.Go(func() { pipe(in, out) })
+	}
+}
