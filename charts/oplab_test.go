@@ -141,3 +141,40 @@ func TestOplabChartExistingStore(t *testing.T) {
 		}
 	}
 }
+
+// TestOplabChartRoom: the cells' quota and the right to read nodes, which
+// admission on the pods provider measures, are there when asked for and
+// the second is nothing more than reading nodes.
+func TestOplabChartRoom(t *testing.T) {
+	ms, err := render(t, map[string]any{"cells": map[string]any{
+		"quota": map[string]any{"cpu": "32", "memory": "160Gi"}, "readNodes": true,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := decode[corev1.ResourceQuota](t, only(t, ms, "ResourceQuota", "lab-oplab-cells"))
+	if q.Namespace != "oplab-cells" || q.Spec.Hard.Name(corev1.ResourceRequestsCPU, "").String() != "32" || q.Spec.Hard.Name(corev1.ResourceRequestsMemory, "").String() != "160Gi" {
+		t.Errorf("the cells' quota: %+v in %s, want requests of 32 cores and 160Gi in oplab-cells", q.Spec.Hard, q.Namespace)
+	}
+	cr := decode[rbacv1.ClusterRole](t, only(t, ms, "ClusterRole", "lab-oplab-oplab-nodes"))
+	if len(cr.Rules) != 1 || strings.Join(cr.Rules[0].Resources, ",") != "nodes" || strings.Join(cr.Rules[0].Verbs, ",") != "get,list" {
+		t.Errorf("the nodes' ClusterRole: %+v, want get and list on nodes alone", cr.Rules)
+	}
+	b := decode[rbacv1.ClusterRoleBinding](t, only(t, ms, "ClusterRoleBinding", "lab-oplab-oplab-nodes"))
+	if len(b.Subjects) != 1 || b.Subjects[0].Name != "lab-oplab" || b.Subjects[0].Namespace != "oplab" {
+		t.Errorf("the nodes' binding: %+v, want the server's ServiceAccount alone", b.Subjects)
+	}
+	var role *rbacv1.Role
+	for _, m := range ms {
+		if m.Kind == "Role" && m.Name == "lab-oplab-cells" {
+			role = decode[rbacv1.Role](t, m)
+		}
+	}
+	var quotas bool
+	for _, r := range role.Rules {
+		quotas = quotas || strings.Join(r.Resources, ",") == "resourcequotas" && strings.Join(r.Verbs, ",") == "get,list"
+	}
+	if !quotas {
+		t.Error("the cells' Role does not let the server read the quota")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -17,16 +18,18 @@ type Admission struct {
 	// MaxClusters caps the live clusters, learners' and warm ones; no cap
 	// when zero.
 	MaxClusters int
-	// MemoryMargin is memory kept free; admission.DefaultMemoryMargin
-	// when zero.
+	// MemoryMargin is memory kept free; when zero,
+	// admission.DefaultMemoryMargin on this machine and none on a host
+	// cluster, whose figures are requests.
 	MemoryMargin uint64
 	// CPUShare is the share of the cores clusters may take running;
 	// admission.DefaultCPUShare when zero, no CPU rule when negative.
 	CPUShare float64
 	// MinIdleCores queues starts while fewer cores are idle; off when zero.
 	MinIdleCores float64
-	// Source measures the machine: when nil, /proc, and the clusters
-	// under the data directory.
+	// Source measures the machine: when nil, the provider's host (the host
+	// cluster's requests on the pods provider), else /proc and the
+	// clusters under the data directory.
 	Source admission.Source
 	// Every is how often a waiting start looks again;
 	// admission.DefaultEvery when zero.
@@ -37,9 +40,17 @@ type Admission struct {
 // room for it now, or learners wait for room.
 var ErrNoRoom = errors.New("no room on the machine")
 
-// newGate builds the admission gate of c.
-func newGate(c Config, live func(context.Context) (int, error)) (*admission.Gate, error) {
+// newGate builds the admission gate of c, whose clusters provider makes.
+func newGate(c Config, provider *cluster.Provider, live func(context.Context) (int, error)) (*admission.Gate, error) {
 	ad := c.Admission
+	// On a host cluster the figures are requests, which the scheduler
+	// honours: no margin is kept beyond them.
+	margin := uint64(admission.DefaultMemoryMargin)
+	if ad.Source == nil {
+		if room, ok := provider.Room(); ok {
+			ad.Source, margin = room, 0
+		}
+	}
 	if ad.Source == nil {
 		m, err := admission.NewMeter(admission.MeterOptions{ClusterDir: filepath.Join(c.DataDir, "clusters")})
 		if err != nil {
@@ -49,7 +60,7 @@ func newGate(c Config, live func(context.Context) (int, error)) (*admission.Gate
 	}
 	p := admission.Policy{MaxClusters: ad.MaxClusters, MemoryMargin: ad.MemoryMargin, CPUShare: ad.CPUShare, MinIdleCores: ad.MinIdleCores}
 	if p.MemoryMargin == 0 {
-		p.MemoryMargin = admission.DefaultMemoryMargin
+		p.MemoryMargin = margin
 	}
 	if p.StartCores == 0 {
 		p.StartCores = admission.DefaultStartCores

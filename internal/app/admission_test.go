@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/session"
 )
@@ -151,4 +154,39 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting until %s", what)
 		}
 	}
+}
+
+// TestAdmissionMeasuresTheHostCluster: on the pods provider the gate
+// measures the host cluster's requests (here an embedded cluster's node of
+// 32 cores and 128 GiB), not this machine's /proc, and keeps no memory
+// margin beyond them.
+func TestAdmissionMeasuresTheHostCluster(t *testing.T) {
+	host := clustertest.New(t)
+	p, err := cluster.NewProvider(cluster.ProviderWithPods(cluster.PodsOptions{
+		Config: host.Config, Namespace: metav1.NamespaceDefault, Image: cluster.DefaultPodsImage, DataDir: t.TempDir(),
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	g, err := newGate(Config{DataDir: t.TempDir()}, p, func(context.Context) (int, error) { return 0, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap admission.Snapshot
+	// The new node is schedulable once the node lifecycle controller has
+	// seen it ready.
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if snap, err = g.Snapshot(t.Context()); err == nil && snap.Headroom.Cores == 32 {
+			break
+		}
+	}
+	if err != nil || snap.Headroom.Cores != 32 || snap.Headroom.MemAvailable != 128<<30 || snap.Cost.Memory != 288*admission.MiB {
+		t.Fatalf("the gate on the pods provider sees %+v (%v), want the host's node (32 cores, 128 GiB) and a cell's requests (288 MiB)", snap, err)
+	}
+	tk, ok, err := g.Try(t.Context())
+	if err != nil || !ok {
+		t.Fatalf("a start on an empty host: admitted %v (%v), want admitted", ok, err)
+	}
+	tk.Done(false)
 }

@@ -140,7 +140,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		return nil, err
 	}
 	a.sessions, a.classes = m, classes
-	if a.gate, err = newGate(c, a.liveClusters); err != nil {
+	if a.gate, err = newGate(c, p, a.liveClusters); err != nil {
 		st.Close()
 		return nil, err
 	}

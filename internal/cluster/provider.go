@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 	"oplab.dev/oplab/internal/cluster/internal/providers/embedded"
 	"oplab.dev/oplab/internal/cluster/internal/providers/kind"
@@ -182,6 +183,10 @@ func PodsServerLabels() map[string]string {
 	return pods.DefaultOptions(pods.Options{}).ServerLabels
 }
 
+// PodsCellLabels select every cell of the pods backend: what a
+// ResourceQuota's scope or a person's kubectl picks them by.
+func PodsCellLabels() map[string]string { return pods.CellLabels() }
+
 // CellOperatorDir is the reference operator's directory inside a cell of
 // the pods backend (see Capabilities.CellOperator).
 const CellOperatorDir = pods.OperatorDir
@@ -241,6 +246,17 @@ func PodsFromEnv(dataDir string) (PodsOptions, error) {
 		StorageClass: os.Getenv("OPLAB_PODS_STORAGE_CLASS"),
 		Reach:        PodsReach(os.Getenv("OPLAB_PODS_REACH")),
 	}, nil
+}
+
+// Room returns the room the backend's host has for more clusters, as
+// admission measures it, when that is not this machine's: on the pods
+// backend, the host cluster's (see pods.Room). ok is false for the
+// backends whose clusters run on this machine, which /proc measures.
+func (p *Provider) Room() (room admission.Source, ok bool) {
+	if b, isPods := p.backend.(*pods.Provider); isPods {
+		return b.Room(), true
+	}
+	return nil, false
 }
 
 // Close releases what the backend holds for this process (the pods

@@ -39,6 +39,9 @@ func adminSecret(name string) string {
 	return objectName(name) + "-admin"
 }
 
+// CellLabels select every cell.
+func CellLabels() map[string]string { return map[string]string{LabelName: cellApp} }
+
 func cellLabels(name string) map[string]string {
 	return map[string]string{LabelName: cellApp, LabelManagedBy: managedBy, LabelCluster: name}
 }

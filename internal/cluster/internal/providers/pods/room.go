@@ -54,7 +54,7 @@ func (r *Room) Cost(context.Context) (admission.Cost, error) {
 func (r *Room) Headroom(ctx context.Context) (admission.Headroom, error) {
 	ns := r.p.opts.Namespace
 	cells, err := r.p.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.SelectorFromSet(map[string]string{LabelName: cellApp}).String(),
+		LabelSelector: labels.SelectorFromSet(CellLabels()).String(),
 	})
 	if err != nil {
 		return admission.Headroom{}, fmt.Errorf("the host's room: list the cells: %w", err)
