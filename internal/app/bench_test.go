@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/session"
 )
@@ -100,4 +101,51 @@ func BenchmarkIdleClusterCost(b *testing.B) {
 	}
 	b.ReportMetric(float64(c.Memory)/admission.MiB, "MiB/cluster")
 	b.ReportMetric(c.CPU*1000, "millicores/cluster")
+}
+
+// BenchmarkKindPodsSession measures a learner's Start of the failover lab
+// on the pods provider, on a kind host: cold (a cell made, the operator
+// installed in it, the lab's objects ready: s/cold) and from the warm pool
+// (a session prepared beforehand handed over: s/warm). Gated like the
+// kind tests; each run makes its own host.
+//
+//	OPLAB_KIND_TEST=1 go test -run '^$' -bench KindPodsSession -benchtime 1x -count 3 ./internal/app/
+func BenchmarkKindPodsSession(b *testing.B) {
+	ctx := context.Background()
+	for range b.N {
+		_, host, _ := clustertest.NewPodsProvider(b)
+		b.Setenv("OPLAB_PODS_KUBECONFIG", host.Kubeconfig)
+		b.Setenv("OPLAB_PODS_NAMESPACE", clustertest.PodsNamespace)
+		b.Setenv("OPLAB_PODS_REACH", string(cluster.PodsReachPortForward))
+		a, err := Open(ctx, Config{DataDir: b.TempDir(), BinDir: clustertest.BinDir(b), Provider: cluster.ProviderPods})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer a.Close()
+		stop := func(id string) {
+			if _, err := a.sessions.Stop(ctx, id, "the benchmark ended", nil); err != nil {
+				b.Error(err)
+			}
+		}
+		start := time.Now()
+		cold, err := a.sessions.Start(ctx, session.StartOptions{Learner: "cold", Lab: "failover"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		coldTook := time.Since(start)
+		stop(cold.ID)
+		warm, err := a.sessions.Prepare(ctx, "", "failover", nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		st, err := a.sessions.Start(ctx, session.StartOptions{Learner: "warm", Lab: "failover"}, nil)
+		if err != nil || st.ID != warm.ID {
+			b.Fatalf("start: got %v, %v; want the warm session %s", st, err, warm.ID)
+		}
+		warmTook := time.Since(start)
+		stop(st.ID)
+		b.ReportMetric(coldTook.Seconds(), "s/cold")
+		b.ReportMetric(warmTook.Seconds(), "s/warm")
+	}
 }
