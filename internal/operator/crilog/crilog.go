@@ -22,7 +22,7 @@ const maxLine = 16 * 1024
 // Writer turns whatever is written to it into CRI log lines on its
 // destination. It is safe for concurrent use.
 type Writer struct {
-	mu     sync.Mutex
+	mu     *sync.Mutex // shared by the writers of one destination
 	dst    io.Writer
 	stream string
 	now    func() time.Time
@@ -32,7 +32,17 @@ type Writer struct {
 // NewWriter returns a Writer for stream ("stdout" or "stderr") that writes to
 // dst.
 func NewWriter(dst io.Writer, stream string) *Writer {
-	return &Writer{dst: dst, stream: stream, now: time.Now}
+	return &Writer{mu: new(sync.Mutex), dst: dst, stream: stream, now: time.Now}
+}
+
+// NewWriters returns the stdout and stderr Writers of one destination,
+// which stamp and write each record under one lock: the log's times then
+// grow in the order its lines are written, as a kubelet's do, and a
+// reader may take a line's time for its place in the log (oplog.Cursor).
+func NewWriters(dst io.Writer) (stdout, stderr *Writer) {
+	mu := new(sync.Mutex)
+	return &Writer{mu: mu, dst: dst, stream: "stdout", now: time.Now},
+		&Writer{mu: mu, dst: dst, stream: "stderr", now: time.Now}
 }
 
 // Write records p; complete lines are written at once, the rest when its line

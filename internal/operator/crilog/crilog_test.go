@@ -94,3 +94,42 @@ func abbrev(s string) string {
 	}
 	return s
 }
+
+// TestWritersTimesGrowInFileOrder: a program's stdout and stderr, written
+// at once from many goroutines into one log, come out with times that never
+// go back, so a line's time is its place in the log.
+func TestWritersTimesGrowInFileOrder(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	stdout, stderr := NewWriters(&out)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		w := stdout
+		if g%2 == 1 {
+			w = stderr
+		}
+		wg.Go(func() {
+			for range 300 {
+				w.Write([]byte("line\n"))
+			}
+		})
+	}
+	wg.Wait()
+	var last time.Time
+	var streams = map[string]int{}
+	for i, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		f := strings.Fields(l)
+		ts, err := time.Parse(time.RFC3339Nano, f[0])
+		if err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		if ts.Before(last) {
+			t.Fatalf("line %d (%s) is older than the line before it (%s)", i, ts.Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
+		}
+		last = ts
+		streams[f[1]]++
+	}
+	if streams["stdout"] != 1200 || streams["stderr"] != 1200 {
+		t.Errorf("lines by stream: %v, want 1200 each", streams)
+	}
+}

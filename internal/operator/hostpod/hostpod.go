@@ -206,7 +206,7 @@ func (s *supervisor) start(pod string) error {
 		f.Close()
 		return err
 	}
-	stdout, stderr := crilog.NewWriter(f, "stdout"), crilog.NewWriter(f, "stderr")
+	stdout, stderr := crilog.NewWriters(f)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "hostpod: start %s: %v\n", o.Argv[0], err)
 		f.Close()
