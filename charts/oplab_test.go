@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"oplab.dev/oplab/charts"
+	"oplab.dev/oplab/charts/charttest"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/operator/install"
 )
@@ -20,11 +20,7 @@ import (
 // render renders oplab's chart as `helm template lab --namespace oplab`.
 func render(t *testing.T, vals map[string]any) ([]install.Manifest, error) {
 	t.Helper()
-	c, err := install.LoadChart(charts.Oplab())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return install.Render(c, "lab", "oplab", vals)
+	return charttest.Render(t, vals)
 }
 
 func decode[T any](t *testing.T, m install.Manifest) *T {
@@ -99,7 +95,7 @@ func TestOplabChart(t *testing.T) {
 			t.Errorf("server args %q lack %s", args, want)
 		}
 	}
-	var storeFromSecret bool
+	var storeFromSecret, sharedKey bool
 	for _, e := range server.Env {
 		if strings.Contains(e.Value, "postgres://") {
 			t.Errorf("env %s holds the store's URL in the clear", e.Name)
@@ -107,9 +103,18 @@ func TestOplabChart(t *testing.T) {
 		if e.Name == "OPLAB_STORE_URL" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
 			storeFromSecret = true
 		}
+		// Every replica signs cookies with the one key, so a learner
+		// signed in by one is signed in on the others.
+		if e.Name == "OPLAB_COOKIE_KEY" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+			e.ValueFrom.SecretKeyRef.Name == "lab-oplab-cookie" && e.ValueFrom.SecretKeyRef.Key == "server.key" {
+			sharedKey = true
+		}
 	}
 	if !storeFromSecret {
 		t.Error("OPLAB_STORE_URL does not come from a Secret")
+	}
+	if !sharedKey {
+		t.Error("OPLAB_COOKIE_KEY does not come from the cookie Secret: each replica would sign with a key of its own")
 	}
 	pg := decode[appsv1.StatefulSet](t, only(t, ms, "StatefulSet", "lab-oplab-postgres"))
 	for _, c := range append(d.Spec.Template.Spec.Containers, pg.Spec.Template.Spec.Containers...) {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,7 +39,12 @@ Each learner's cluster runs in a cell of its own (bubblewrap namespaces),
 so that what a learner makes their cluster do cannot reach this machine.
 Where cells cannot be made, oplab serve says so and serves only this
 machine's own learner on loopback, without classes, unless
---insecure-clusters is given.`,
+--insecure-clusters is given.
+
+Session cookies are signed with a key kept in the data directory. Replicas
+of one oplab (--leader-lease) share one key instead, given in the
+environment as OPLAB_COOKIE_KEY (32 bytes or more; the chart gives it from
+a Secret), so that any replica accepts a cookie another signed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -69,7 +75,10 @@ machine's own learner on loopback, without classes, unless
 			}
 			bound := ln.Addr().String()
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir,
-				Hosts: webapp.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
+				// Replicas share one key (see the chart); never a flag, which
+				// ps shows.
+				CookieKey: []byte(os.Getenv("OPLAB_COOKIE_KEY")),
+				Hosts:     webapp.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
 				// Sessions an oplab left behind when it stopped are failed
 				// and their clusters deleted before anyone is served.
 				Repaired: func(rep session.RecoverReport) {

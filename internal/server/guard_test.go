@@ -145,6 +145,33 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 	}
 }
 
+// TestGivenKeySharedByReplicas: replicas given one key (Config.Key), each
+// with a data directory of its own, accept each other's cookies; without
+// it each makes a key of its own and refuses the other's; a short key is
+// refused at start.
+func TestGivenKeySharedByReplicas(t *testing.T) {
+	key := []byte("0123456789abcdef0123456789abcdef")
+	withKey := func(k []byte) func(*Config) { return func(c *Config) { c.Key = k } }
+	a := newTestServerWith(t, t.TempDir(), withKey(key))
+	b := newTestServerWith(t, t.TempDir(), func(c *Config) { *c = parts(*c, a.app); c.Key = key })
+	own := newTestServerWith(t, t.TempDir(), func(c *Config) { *c = parts(*c, a.app) })
+	cookie := a.client.Jar.Cookies(mustURL(t, a.URL))[0]
+	hdr := map[string]string{"Cookie": sessionCookie + "=" + cookie.Value}
+	if code, _, _ := do(t, http.DefaultClient, "GET", b.URL+"/api/labs", "", hdr); code != http.StatusOK {
+		t.Errorf("a's cookie on b, which has the same key: got %d, want 200", code)
+	}
+	if code, _, _ := do(t, http.DefaultClient, "GET", own.URL+"/api/labs", "", hdr); code != http.StatusUnauthorized {
+		t.Errorf("a's cookie on a server with a key of its own: got %d, want 401", code)
+	}
+	if _, err := os.Stat(filepath.Join(b.data, keyFile)); !os.IsNotExist(err) {
+		t.Errorf("a server given its key wrote one to its data directory (%v)", err)
+	}
+	_, err := New(parts(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts("127.0.0.1:1"), Learner: "local", Key: []byte("short")}, newFakeApp()))
+	if err == nil || !strings.Contains(err.Error(), "too short") {
+		t.Errorf("a short key: got %v, want a refusal", err)
+	}
+}
+
 func TestMetricsServedWhenGiven(t *testing.T) {
 	ts := newTestServer(t)                                         // with metrics
 	do(t, ts.client, "GET", ts.URL+"/api/sessions/bob-1", "", nil) // another learner's: a refusal

@@ -39,8 +39,13 @@ type Config struct {
 	Operations Operations
 	// Web holds templates/, static/ and i18n/ (web.FS in production).
 	Web fs.FS
-	// DataDir keeps the key that signs session cookies.
+	// DataDir keeps the key that signs session cookies, unless Key is
+	// given.
 	DataDir string
+	// Key, when set, signs session cookies instead of DataDir's key file:
+	// replicas of one oplab share it (the chart gives it from a Secret),
+	// so any of them accepts a cookie another signed. At least 32 bytes.
+	Key []byte
 	// Hosts are the Host headers the server answers (see Hosts).
 	Hosts []string
 	// Learner is who signs in with a sign-in token: one person's server
@@ -95,9 +100,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SignInRecheck == 0 {
 		cfg.SignInRecheck = DefaultSignInRecheck
 	}
-	key, err := loadKey(cfg.DataDir)
-	if err != nil {
-		return nil, err
+	key := cfg.Key
+	if len(key) == 0 {
+		var err error
+		if key, err = loadKey(cfg.DataDir); err != nil {
+			return nil, err
+		}
+	} else if len(key) < 32 {
+		return nil, fmt.Errorf("the cookie key given is too short (%d bytes, want 32)", len(key))
 	}
 	cat, err := loadCatalogue(cfg.Web)
 	if err != nil {

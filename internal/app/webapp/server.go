@@ -23,6 +23,9 @@ type ServerConfig struct {
 	ConsoleLimits console.Limits
 	// DataDir holds the server's own files (its cookie key).
 	DataDir string
+	// CookieKey, when set, signs session cookies instead of the key in
+	// DataDir (see server.Config.Key).
+	CookieKey []byte
 	// Web holds the templates, static files and messages; web.FS, built
 	// into oplab, when nil.
 	Web fs.FS
@@ -59,7 +62,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 		c.Repaired(w.rt.Repaired)
 	}
 	s, err = server.New(server.Config{Learning: w, Classroom: w, SignIns: w, Operations: a, Console: w.Console(), Streams: w, Web: c.Web,
-		DataDir: filepath.Join(c.DataDir, "server"), Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
+		DataDir: filepath.Join(c.DataDir, "server"), Key: c.CookieKey, Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
 		Metrics: w.Metrics()})
 	if err != nil {
 		return nil, nil, errors.Join(err, w.Close())
