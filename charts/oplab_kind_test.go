@@ -7,18 +7,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/utils/ptr"
 
+	"oplab.dev/oplab/charts/charttest"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
-	"oplab.dev/oplab/internal/operator/install"
 )
 
 // TestKindChart installs oplab's chart on a kind host as a platform team
@@ -34,51 +29,9 @@ func TestKindChart(t *testing.T) {
 	host := clustertest.NewKind(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 25*time.Minute)
 	defer cancel()
-	if err := host.Provider.LoadImages(ctx, host.Name, cluster.DefaultPodsImage, install.PostgresImage); err != nil {
-		t.Fatalf("load the images (make images builds them): %v", err)
-	}
-	const ns = "oplab"
-	if _, err := host.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := render(t, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(host.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(host.Client.Discovery()))
-	// Namespaces first: the rest lands in them.
-	for _, first := range []bool{true, false} {
-		for _, m := range ms {
-			if (m.Kind == "Namespace") != first {
-				continue
-			}
-			u := &unstructured.Unstructured{Object: m.Object}
-			mapping, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
-			if err != nil {
-				t.Fatalf("%s %s: %v", m.Kind, m.Name, err)
-			}
-			var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
-			if u.GetNamespace() != "" {
-				ri = dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
-			}
-			if _, err := ri.Create(ctx, u, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				t.Fatalf("create %s %s: %v", m.Kind, m.Name, err)
-			}
-		}
-	}
-	start := time.Now()
-	poll(t, ctx, "two server replicas ready", 5*time.Minute, func() (string, bool) {
-		d, err := host.Client.AppsV1().Deployments(ns).Get(ctx, "lab-oplab", metav1.GetOptions{})
-		if err != nil {
-			return err.Error(), false
-		}
-		return d.Status.String(), d.Status.ReadyReplicas == 2
-	})
-	t.Logf("two replicas and PostgreSQL ready in %s", time.Since(start).Round(time.Second))
+	const ns = charttest.Namespace
+	ready := charttest.Install(t, ctx, host, nil)
+	t.Logf("two replicas and PostgreSQL ready in %s", ready.Round(time.Second))
 	leader := poll(t, ctx, "a replica holding the Lease", time.Minute, func() (string, bool) {
 		return holder(ctx, host), holder(ctx, host) != ""
 	})
@@ -107,7 +60,7 @@ func TestKindChart(t *testing.T) {
 	if _, err := host.Client.CoreV1().Pods(ns).Create(ctx, cli, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
+	start := time.Now()
 	var phase corev1.PodPhase
 	_ = wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, false, func(ctx context.Context) (bool, error) {
 		p, err := host.Client.CoreV1().Pods(ns).Get(ctx, "selftest", metav1.GetOptions{})
@@ -123,7 +76,7 @@ func TestKindChart(t *testing.T) {
 	t.Logf("the failover lab's self-test passed in the cluster in %s", time.Since(start).Round(time.Second))
 
 	// The leading replica's pod goes: the other takes the Lease.
-	pods, err := host.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=server,app.kubernetes.io/instance=lab"})
+	pods, err := host.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: charttest.ServerSelector})
 	if err != nil {
 		t.Fatal(err)
 	}

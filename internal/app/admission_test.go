@@ -181,8 +181,8 @@ func TestAdmissionMeasuresTheHostCluster(t *testing.T) {
 			break
 		}
 	}
-	if err != nil || snap.Headroom.Cores != 32 || snap.Headroom.MemAvailable != 128<<30 || snap.Cost.Memory != 288*admission.MiB {
-		t.Fatalf("the gate on the pods provider sees %+v (%v), want the host's node (32 cores, 128 GiB) and a cell's requests (288 MiB)", snap, err)
+	if err != nil || snap.Headroom.Cores != 32 || snap.Headroom.MemAvailable != 128<<30 || snap.Cost.Memory != 304*admission.MiB {
+		t.Fatalf("the gate on the pods provider sees %+v (%v), want the host's node (32 cores, 128 GiB) and a cell's requests (304 MiB)", snap, err)
 	}
 	tk, ok, err := g.Try(t.Context())
 	if err != nil || !ok {

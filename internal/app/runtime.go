@@ -122,12 +122,16 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 		sandbox = console.SandboxAuto
 	}
 	r.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
-	if o.BinDir != "" {
+	caps := a.clusters.Info().Capabilities
+	if o.BinDir != "" || caps.CellConsole {
 		cr, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger, Limits: o.ConsoleLimits,
 			// exec and debug only mean something where containers run.
-			Policy:  console.Policy{Containers: a.clusters.Info().Capabilities.RealContainers},
+			Policy:  console.Policy{Containers: caps.RealContainers},
 			Sandbox: sandbox,
+			// Where the learners' cells run the console (the pods
+			// provider), no command runs on the server's machine.
+			RemoteOnly: caps.CellConsole,
 		})
 		if err != nil {
 			// The rest of the page works without a console; it says so.

@@ -4,10 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,9 +19,12 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/operator/install"
 )
 
@@ -158,6 +165,15 @@ func TestKindPodsProvider(t *testing.T) {
 			}
 		}
 	}
+
+	// The web console's commands run in the learner's own cell, by exec in
+	// its console container: kubectl there reaches their API server and
+	// nothing of the host (no token, the cell's network wall), takes the
+	// YAML editor's input, says how it exited, and a follow the learner
+	// stops leaves no kubectl behind in the cell.
+	t.Run("console in the cell", func(t *testing.T) {
+		testConsoleInCell(t, ctx, p, host.Name, "grace", clients[1])
+	})
 
 	// Deleting a learner's control-plane pod: it comes back from its claim
 	// with the learner's objects, and the same kubeconfig reaches it.
@@ -310,4 +326,102 @@ func portMatches(ports []networkingv1.NetworkPolicyPort, port int32) bool {
 		}
 	}
 	return false
+}
+
+func testConsoleInCell(t *testing.T, ctx context.Context, p *cluster.Provider, host, name string, admin kubernetes.Interface) {
+	r, err := console.New(ctx, console.Options{RemoteOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := p.ConsoleIn(name)
+	if remote == nil {
+		t.Fatal("the pods provider runs no console in its cells")
+	}
+	path, err := p.KubeconfigPath(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context, line, stdin string) (string, *console.Result, error) {
+		var out strings.Builder
+		res, err := r.Run(ctx, console.Request{Line: line, Owner: name, Kubeconfig: kubeconfig, Remote: remote, Stdin: []byte(stdin),
+			Output: func(c console.Chunk) { out.Write(c.Data) }})
+		return out.String(), res, err
+	}
+	// The command runs with the kubeconfig it is given, as oplab's server
+	// reaches the cluster (here through a port forward), pointed at the
+	// cell's loopback; never with the cell's own admin credentials.
+	if _, err := admin.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "learner"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := admin.CoreV1().ServiceAccounts("default").CreateToken(ctx, "learner", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range cfg.AuthInfos {
+		*u = clientcmdapi.AuthInfo{Token: tok.Status.Token}
+	}
+	learner, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who strings.Builder
+	if _, err := r.Run(ctx, console.Request{Line: "kubectl auth whoami -o jsonpath={.status.userInfo.username}", Owner: name,
+		Kubeconfig: learner, Remote: remote, Output: func(c console.Chunk) { who.Write(c.Data) }}); err != nil || who.String() != "system:serviceaccount:default:learner" {
+		t.Fatalf("whoami with the learner's kubeconfig in the cell: %q, %v", who.String(), err)
+	}
+	who.Reset()
+	var exit *console.ExitError
+	if _, err := r.Run(ctx, console.Request{Line: "kubectl get configmap owner", Owner: name,
+		Kubeconfig: learner, Remote: remote, Output: func(c console.Chunk) { who.Write(c.Data) }}); !errors.As(err, &exit) || !strings.Contains(who.String(), "Forbidden") {
+		t.Fatalf("a read the learner's account may not do, in the cell: %q, %v", who.String(), err)
+	}
+
+	if out, _, err := run(ctx, "kubectl get configmap owner -o jsonpath={.data.learner}", ""); err != nil || out != name {
+		t.Fatalf("get owner in %s's cell: %q, %v", name, out, err)
+	}
+	yaml := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-console\n"
+	if out, _, err := run(ctx, "kubectl apply -f -", yaml); err != nil || !strings.Contains(out, "configmap/from-console created") {
+		t.Fatalf("apply -f - in the cell: %q, %v", out, err)
+	}
+	if out, res, err := run(ctx, "kubectl get configmap nosuch", ""); !errors.As(err, &exit) || res.ExitCode != 1 || !strings.Contains(out, "NotFound") {
+		t.Fatalf("a failing command in the cell: %q, %+v, %v", out, res, err)
+	}
+
+	marker := fmt.Sprintf("console-follow-%d", time.Now().UnixNano())
+	inCell := func() bool {
+		// The host's node sees the cell's processes: a kubectl whose
+		// command line holds the marker (not this grep, whose does too).
+		out, _ := exec.CommandContext(ctx, "docker", "exec", "oplab-"+host+"-control-plane", "sh", "-c",
+			`for f in $(grep -l -- `+marker+` /proc/[0-9]*/cmdline 2>/dev/null); do d=${f%/cmdline}; [ "$(cat $d/comm 2>/dev/null)" = kubectl ] && echo $d; done; true`).Output()
+		return strings.TrimSpace(string(out)) != ""
+	}
+	fctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := run(fctx, "kubectl get configmaps -w -l "+marker, "")
+		done <- err
+	}()
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return inCell(), nil
+	}); err != nil {
+		stop()
+		t.Fatalf("the follow's kubectl never ran in the cell: %v", err)
+	}
+	stop()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("a stopped follow: %v", err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return !inCell(), nil
+	}); err != nil {
+		t.Errorf("the follow's kubectl still runs in the cell a minute after the learner stopped it")
+	}
 }

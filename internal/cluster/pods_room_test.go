@@ -45,8 +45,8 @@ func TestPodsRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The control plane's 50m and 256 MiB, the operator's 10m and 32 MiB.
-	if cost.Memory != 288*admission.MiB || math.Abs(cost.CPU-0.06) > 1e-9 {
-		t.Errorf("a cell's cost: got %+v, want 288 MiB and 0.06 cores", cost)
+	if cost.Memory != 304*admission.MiB || math.Abs(cost.CPU-0.061) > 1e-9 {
+		t.Errorf("a cell's cost: got %+v, want 304 MiB and 0.061 cores", cost)
 	}
 	headroom := func() admission.Headroom {
 		t.Helper()

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 
@@ -473,6 +474,32 @@ func (p *Provider) HostProgram(ctx context.Context, cluster, path string) (strin
 		return "", fmt.Errorf("host program %s: %w", path, ErrUnsupported)
 	}
 	return r.HostProgram(ctx, cluster, path)
+}
+
+// CellExec runs the far end of a web console command (console.Remote) in a
+// cluster's cell, given its arguments.
+type CellExec interface {
+	Run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+// ConsoleIn returns how web console commands run in the cell of cluster:
+// nil on backends without the CellConsole capability, whose console runs
+// them on this machine.
+func (p *Provider) ConsoleIn(cluster string) CellExec {
+	c, ok := p.backend.(providers.CellConsole)
+	if !ok || !p.Info().Capabilities.CellConsole {
+		return nil
+	}
+	return cellExec{c: c, cluster: cluster}
+}
+
+type cellExec struct {
+	c       providers.CellConsole
+	cluster string
+}
+
+func (c cellExec) Run(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return c.c.ExecConsole(ctx, c.cluster, argv, stdin, stdout, stderr)
 }
 
 // StopHostProcess stops a process started with StartHostProcess.

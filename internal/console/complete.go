@@ -27,17 +27,19 @@ type Completer struct {
 	r          *Runner
 	owner      string
 	kubeconfig []byte
+	remote     Remote
 
 	mu      sync.Mutex
 	types   []string
 	typesAt time.Time
 }
 
-// Completer returns a completer for the session whose kubeconfig is given,
-// owned by owner: its questions to the cluster count among owner's
-// commands (Options.Limits).
-func (r *Runner) Completer(owner string, kubeconfig []byte) *Completer {
-	return &Completer{r: r, owner: owner, kubeconfig: kubeconfig}
+// Completer returns a completer for the session whose kubeconfig (or, on
+// a provider that runs the console in the learner's cell, Remote; nil
+// otherwise) is given, owned by owner: its questions to the cluster count
+// among owner's commands (Options.Limits).
+func (r *Runner) Completer(owner string, kubeconfig []byte, remote Remote) *Completer {
+	return &Completer{r: r, owner: owner, kubeconfig: kubeconfig, remote: remote}
 }
 
 // Completion is the words that may replace the end of a line from byte
@@ -271,18 +273,26 @@ func (c *Completer) query(ctx context.Context, args ...string) ([]string, error)
 		return nil, err
 	}
 	defer release()
-	dir, err := c.r.privateDir(c.kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	defer c.r.removeDir(dir)
 	var stdout bytes.Buffer
-	req := Request{Kubeconfig: c.kubeconfig, Output: func(ch Chunk) {
+	req := Request{Kubeconfig: c.kubeconfig, Remote: c.remote, Output: func(ch Chunk) {
 		if ch.Stream == Stdout {
 			stdout.Write(ch.Data)
 		}
 	}}
-	_, err = c.r.run(ctx, cmd, c.r.spec(cmd, dir), req, min(c.r.opts.Timeout, completeTimeout))
+	if err := c.r.checkInput(cmd, Request{Owner: c.owner, Kubeconfig: req.Kubeconfig, Remote: req.Remote}); err != nil {
+		return nil, err
+	}
+	limit := min(c.r.opts.Timeout, completeTimeout)
+	if c.remote != nil {
+		_, err = c.r.runRemote(ctx, cmd, req, limit)
+	} else {
+		var dir string
+		if dir, err = c.r.privateDir(c.kubeconfig); err != nil {
+			return nil, err
+		}
+		defer c.r.removeDir(dir)
+		_, err = c.r.run(ctx, cmd, c.r.spec(cmd, dir), req, limit)
+	}
 	var exit *ExitError
 	switch {
 	case errors.As(err, &exit) && stdout.Len() > 0:

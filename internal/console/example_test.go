@@ -38,6 +38,6 @@ func Example() {
 		fmt.Println("done in", res.Duration)
 	}
 
-	comp, _ := r.Completer("ada", kubeconfig).Complete(ctx, "kubectl get po")
+	comp, _ := r.Completer("ada", kubeconfig, nil).Complete(ctx, "kubectl get po")
 	fmt.Println(comp.From, comp.Candidates)
 }

@@ -150,7 +150,7 @@ func TestLimitsPerOwner(t *testing.T) {
 
 	// Tab over the cap completes to nothing, without asking the cluster.
 	n := len(started())
-	comp, err := r.Completer("ada", []byte("x")).Complete(context.Background(), "kubectl get pods de")
+	comp, err := r.Completer("ada", []byte("x"), nil).Complete(context.Background(), "kubectl get pods de")
 	if err != nil || len(comp.Candidates) != 0 || len(started()) != n {
 		t.Errorf("completion over the cap: got %q, %v (%d starts); want nothing, no error, no start", comp.Candidates, err, len(started())-n)
 	}

@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == "kubectl" {
 		os.Exit(probeKubectl())
 	}
+	if kc := os.Getenv(serveEnv); kc != "" {
+		os.Exit(serveCall(kc))
+	}
 	os.Exit(clustertest.Main(m))
 }
 

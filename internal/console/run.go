@@ -65,6 +65,13 @@ type Options struct {
 	TempDir string
 	// Limits caps the commands each owner runs at once.
 	Limits Limits
+	// RemoteOnly: every command runs through its request's Remote, in the
+	// learner's cell, never on this machine; a request without one is
+	// refused. Kubectl and Sandbox are then not used.
+	RemoteOnly bool
+	// RemoteBeat is how often a remote command's caller tells the far end
+	// it is there (DefaultBeat when zero; see Call).
+	RemoteBeat time.Duration
 }
 
 // Runner runs console commands as child processes of kubectl. It is safe
@@ -81,6 +88,10 @@ type Runner struct {
 // (running kubectl version --client through it once) and returns a Runner.
 // Close it to remove its files.
 func New(ctx context.Context, opts Options) (*Runner, error) {
+	if opts.RemoteOnly {
+		setDefaults(&opts)
+		return &Runner{opts: opts, log: opts.Logger, limits: newLimiter(opts.Limits)}, nil
+	}
 	if opts.Kubectl == "" {
 		return nil, errors.New("new console runner: no kubectl path given")
 	}
@@ -121,6 +132,9 @@ func setDefaults(o *Options) {
 	}
 	if o.TempDir == "" {
 		o.TempDir = os.TempDir()
+	}
+	if o.RemoteBeat <= 0 {
+		o.RemoteBeat = DefaultBeat
 	}
 }
 
@@ -177,6 +191,9 @@ type Request struct {
 	// Output receives stdout, stderr and notices as they come, one call at
 	// a time, in order. Nil discards them.
 	Output func(Chunk)
+	// Remote, when set, runs the command in the learner's cell instead of
+	// on this machine, with Kubeconfig all the same.
+	Remote Remote
 }
 
 // Result is what happened to a command that was started.
@@ -212,20 +229,25 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 		return nil, err
 	}
 	defer release()
+	limit := r.opts.Timeout
+	if cmd.Follow {
+		limit = r.opts.FollowTimeout
+	}
+	if req.Remote != nil {
+		return r.runRemote(ctx, cmd, req, limit)
+	}
 	dir, err := r.privateDir(req.Kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	defer r.removeDir(dir)
-	limit := r.opts.Timeout
-	if cmd.Follow {
-		limit = r.opts.FollowTimeout
-	}
 	return r.run(ctx, cmd, r.spec(cmd, dir), req, limit)
 }
 
 func (r *Runner) checkInput(cmd *Command, req Request) error {
 	switch {
+	case r.opts.RemoteOnly && req.Remote == nil:
+		return errors.New("run console command: this console runs commands only in a learner's cell, and the session's cluster has none")
 	case len(req.Kubeconfig) == 0:
 		return errors.New("run console command: no kubeconfig given")
 	case req.Owner == "":
@@ -289,7 +311,7 @@ func (r *Runner) run(ctx context.Context, cmd *Command, spec procSpec, req Reque
 
 // outcome names why the command ended.
 func (r *Runner) outcome(ctx context.Context, out *output, res *Result, limit time.Duration, waitErr error) error {
-	var exit *exec.ExitError
+	var exit interface{ ExitCode() int } // *exec.ExitError, remoteExit
 	switch {
 	case res.Truncated:
 		return fmt.Errorf("%s stopped after %d bytes of output: %w", res.Command, r.opts.MaxOutput, ErrOutputLimit)

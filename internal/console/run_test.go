@@ -255,7 +255,7 @@ func TestRunner(t *testing.T) {
 	})
 
 	t.Run("completion", func(t *testing.T) {
-		c := r.Completer("ada", f.kubeconfig)
+		c := r.Completer("ada", f.kubeconfig, nil)
 		tests := []struct {
 			line string
 			from int

@@ -152,7 +152,7 @@ func TestEveryPathSandboxed(t *testing.T) {
 			t.Errorf("%q: got %q (%v), want pod/%s", tt.line, out.String(), err, want)
 		}
 	}
-	comp, err := r.Completer("ada", kc).Complete(ctx, "kubectl logs ")
+	comp, err := r.Completer("ada", kc, nil).Complete(ctx, "kubectl logs ")
 	if err != nil || len(comp.Candidates) != 1 || comp.Candidates[0] != want {
 		t.Errorf("completion: got %q (%v), want [%s]", comp.Candidates, err, want)
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,4 +41,28 @@ func Run(ctx context.Context, cfg *rest.Config, namespace, pod, container string
 		return stdout.String(), fmt.Errorf("exec %q in pod %s: %w: %s", strings.Join(cmd, " "), pod, err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
+}
+
+// Stream runs cmd in container of pod namespace/name with stdin, stdout
+// and stderr streamed as they come, as `kubectl exec -i` does, until it
+// exits or ctx ends. A non-zero exit is an error with ExitStatus() (see
+// k8s.io/client-go/util/exec.CodeExitError).
+func Stream(ctx context.Context, cfg *rest.Config, namespace, pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).
+		SubResource("exec").VersionedParams(&corev1.PodExecOptions{
+		Container: container,
+		Command:   cmd,
+		Stdin:     stdin != nil,
+		Stdout:    true,
+		Stderr:    true,
+	}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewWebSocketExecutor(cfg, "GET", req.URL().String())
+	if err != nil {
+		return fmt.Errorf("exec in pod %s: %w", pod, err)
+	}
+	return exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }

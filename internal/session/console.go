@@ -57,6 +57,9 @@ type ConsoleTarget struct {
 	// learner takes it); never empty.
 	Owner      string
 	Kubeconfig []byte
+	// Remote, on a provider whose cells run the console (the pods
+	// provider), runs the command there; nil runs it on this machine.
+	Remote console.Remote
 }
 
 // ConsoleTarget returns what a console command of session id runs as.
@@ -74,5 +77,11 @@ func (m *Manager) ConsoleTarget(ctx context.Context, id string) (ConsoleTarget, 
 	if owner == "" {
 		owner = "session " + id
 	}
-	return ConsoleTarget{Owner: owner, Kubeconfig: kc}, nil
+	t := ConsoleTarget{Owner: owner, Kubeconfig: kc}
+	p, err := m.providerOf(rec.Provider)
+	if err != nil {
+		return ConsoleTarget{}, fmt.Errorf("session %s: %w", id, err)
+	}
+	t.Remote = p.ConsoleIn(rec.Cluster)
+	return t, nil
 }

@@ -92,6 +92,8 @@ export function logPanel(sessionID, query = '') {
     const d = frame.data ?? {};
     const line = typeof d === 'string' ? { message: d } : d;
     const li = item(line);
+    // Its place in the log, the same on every server: the line's mark.
+    if (frame.cursor) li.dataset.cursor = frame.cursor;
     lines.set(li, line);
     seen(line);
     if (TROUBLE.test(li.textContent) || li.dataset.level === 'error') li.classList.add('trouble');

@@ -28,7 +28,11 @@ import (
 	"sync"
 	"time"
 
+	clientcmd "k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/operator/install"
 )
 
@@ -222,4 +226,73 @@ func Operator(ctx context.Context, o Options) error {
 		Operator:        filepath.Join(o.BinDir, "pg-operator"),
 		Logger:          o.Logger,
 	})
+}
+
+// Console runs one command of the learner's web console in the cell (the
+// far end of console.Remote; the pods provider runs it by exec in the
+// cell's console container): argv is console.Call's form, kubectl is the
+// image's, and the kubeconfig is the learner's own, given on stdin, pointed
+// at the API server on the pod's loopback — the cell's admin credentials
+// are never used. It returns the exit status to leave with.
+func Console(ctx context.Context, o Options, argv []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	fail := func(err error) int {
+		fmt.Fprintln(stderr, "cellpod console:", err)
+		return 125
+	}
+	call, err := console.ParseCall(argv)
+	if err != nil {
+		return fail(err)
+	}
+	p, err := o.provider()
+	if err != nil {
+		return fail(err)
+	}
+	admin, err := p.KubeconfigPath(o.Name)
+	if err != nil {
+		return fail(fmt.Errorf("the cluster is not made yet: %w", err))
+	}
+	local, err := clientcmd.LoadFromFile(admin)
+	if err != nil {
+		return fail(err)
+	}
+	return console.Serve(ctx, console.ServeOptions{
+		Kubectl: filepath.Join(o.BinDir, "kubectl"), TempDir: os.TempDir(),
+		Local: func(kc []byte) ([]byte, error) { return pointAt(kc, local) },
+	}, call, stdin, stdout, stderr)
+}
+
+// pointAt makes every cluster of kubeconfig the API server of local (its
+// current context's): its address on the pod's loopback and its CA. The
+// users — the learner's credentials — stay as they are.
+func pointAt(kubeconfig []byte, local *clientcmdapi.Config) ([]byte, error) {
+	ctx, ok := local.Contexts[local.CurrentContext]
+	if !ok || local.Clusters[ctx.Cluster] == nil {
+		return nil, errors.New("the cell's kubeconfig names no cluster")
+	}
+	here := local.Clusters[ctx.Cluster]
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Clusters) == 0 {
+		return nil, errors.New("it names no cluster")
+	}
+	for name, c := range cfg.Clusters {
+		cfg.Clusters[name] = &clientcmdapi.Cluster{
+			Server: here.Server, CertificateAuthorityData: here.CertificateAuthorityData,
+			CertificateAuthority: here.CertificateAuthority, Extensions: c.Extensions,
+		}
+	}
+	return clientcmd.Write(*cfg)
+}
+
+// Idle holds the cell's console container open until ctx ends: the
+// learner's console commands run there by exec, within that container's
+// own memory limit, so a heavy one cannot take the control plane's.
+func Idle(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
 }

@@ -3,9 +3,11 @@ package cellpod_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 
 	"oplab.dev/oplab/internal/cluster/cellpod"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/oplog"
 )
@@ -171,5 +174,51 @@ func TestOperatorPlaysThePodInTheCell(t *testing.T) {
 	var lines int
 	if err := (install.PodLog{Config: cfg}).Lines(ctx, false, func(oplog.Line) error { lines++; return nil }); err != nil || lines == 0 {
 		t.Errorf("the operator's pod log: %d lines (%v)", lines, err)
+	}
+}
+
+// TestConsoleInTheCell runs a web console command as the cell's console
+// container does: with the kubeconfig it is given on stdin — here the
+// learner's, naming the API server as oplab's server reaches it, an
+// address the cell cannot resolve — pointed at the cell's own API server.
+func TestConsoleInTheCell(t *testing.T) {
+	o := cellOptions(t)
+	_, stop := serve(t, t.Context(), o, cellpod.Run)
+	defer stop()
+	var admin bytes.Buffer
+	if err := cellpod.Kubeconfig(o, &admin); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(admin.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://cell-learner.oplab-cells.svc.invalid:6443"
+	}
+	given, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := console.Call{Args: []string{"get", "namespace", "default", "-o", "name"}, Kubeconfig: len(given), Limit: time.Minute, Beat: time.Second}.Argv()
+	var stdout, stderr bytes.Buffer
+	// stdin stays open while the caller is there.
+	r, w := io.Pipe()
+	go func() {
+		w.Write(given)
+		<-t.Context().Done()
+		w.Close()
+	}()
+	code := cellpod.Console(t.Context(), o, argv, r, &stdout, &stderr)
+	if code != 0 || strings.TrimSpace(stdout.String()) != "namespace/default" {
+		t.Fatalf("console in the cell: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	// A kubeconfig the cell cannot read runs nothing.
+	stdout.Reset()
+	stderr.Reset()
+	bad := []byte("not a kubeconfig")
+	argv = console.Call{Args: []string{"get", "namespaces"}, Kubeconfig: len(bad), Limit: time.Minute, Beat: time.Second}.Argv()
+	if code := cellpod.Console(t.Context(), o, argv, bytes.NewReader(bad), &stdout, &stderr); code != 125 || !strings.Contains(stderr.String(), "kubeconfig") {
+		t.Fatalf("a bad kubeconfig: exit %d, stderr %q", code, stderr.String())
 	}
 }

@@ -5,6 +5,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 )
 
@@ -105,6 +106,18 @@ type Capabilities struct {
 	// beside its control plane (package install's RunInCell, started by the
 	// pods provider), once its chart is installed.
 	CellOperator bool `json:"cellOperator"`
+	// CellConsole: the web console's commands run inside the cluster's
+	// cell (see CellConsole), not on the machine oplab's server runs on.
+	CellConsole bool `json:"cellConsole"`
+}
+
+// CellConsole is implemented by backends whose clusters' cells run the
+// web console's commands (the pods backend).
+type CellConsole interface {
+	// ExecConsole runs `cellpod console` with argv (console.Call's form)
+	// in the cluster's cell, streaming stdin, stdout and stderr; a
+	// non-zero exit is an error with ExitStatus().
+	ExecConsole(ctx context.Context, cluster string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 // CreateOptions tune Create.

@@ -23,7 +23,11 @@ const (
 	apiPort       = 6443
 	containerName = "controlplane"
 	operatorName  = "operator"
-	dataMount     = "/var/lib/oplab"
+	// consoleName is the container where the learner's console commands
+	// run, by exec: within its own memory limit, beside the API server on
+	// the pod's loopback and nothing else.
+	consoleName = "console"
+	dataMount   = "/var/lib/oplab"
 	// OperatorDir is the reference operator's directory in a cell (its
 	// token, kubeconfig and logs), on the cell's volume.
 	OperatorDir = dataMount + "/operator"
@@ -148,6 +152,22 @@ func (p *Provider) podSpec(name string) corev1.PodSpec {
 			},
 			SecurityContext: restricted,
 			VolumeMounts:    mounts,
+		}, {
+			// The web console's commands: `cellpod console` by exec, kubectl
+			// with the cluster's admin kubeconfig, read from the claim.
+			Name:            consoleName,
+			Image:           o.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Command:         []string{"/usr/local/bin/cellpod", "idle"},
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: o.ConsoleCPURequest, corev1.ResourceMemory: o.ConsoleMemoryRequest},
+				Limits:   corev1.ResourceList{corev1.ResourceMemory: o.ConsoleMemoryLimit},
+			},
+			SecurityContext: restricted,
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "data", MountPath: dataMount, ReadOnly: true},
+				{Name: "tmp", MountPath: "/tmp"},
+			},
 		}},
 		Volumes: []corev1.Volume{{
 			Name:         "tmp",

@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -69,6 +70,7 @@ type Options struct {
 	// DefaultOptions.
 	StorageSize, CPURequest, MemoryRequest, MemoryLimit            resource.Quantity
 	OperatorCPURequest, OperatorMemoryRequest, OperatorMemoryLimit resource.Quantity
+	ConsoleCPURequest, ConsoleMemoryRequest, ConsoleMemoryLimit    resource.Quantity
 	// ServerLabels select oplab's server pods, the only pods the cells'
 	// NetworkPolicy lets in; ServerNamespace is their namespace when it is
 	// not Namespace.
@@ -99,6 +101,11 @@ func DefaultOptions(o Options) Options {
 	def(&o.OperatorCPURequest, "10m")
 	def(&o.OperatorMemoryRequest, "32Mi")
 	def(&o.OperatorMemoryLimit, "256Mi")
+	// The console container idles (a few MiB) between commands; a
+	// command's kubectl works in its limit.
+	def(&o.ConsoleCPURequest, "1m")
+	def(&o.ConsoleMemoryRequest, "16Mi")
+	def(&o.ConsoleMemoryLimit, "256Mi")
 	if o.ServerLabels == nil {
 		o.ServerLabels = map[string]string{LabelName: "oplab", "app.kubernetes.io/component": "server"}
 	}
@@ -151,7 +158,19 @@ func New(o Options) (*Provider, error) {
 // Info names the backend. Its clusters' pods are simulated by KWOK, as on
 // embedded; the reference operator runs in the cell's second container.
 func (p *Provider) Info() providers.Info {
-	return providers.Info{Name: "pods", Capabilities: providers.Capabilities{Disposable: true, CellOperator: true}}
+	return providers.Info{Name: "pods", Capabilities: providers.Capabilities{Disposable: true, CellOperator: true, CellConsole: true}}
+}
+
+// ExecConsole runs one web console command in the cell's console container
+// (see providers.CellConsole): the learner's kubectl runs there, beside
+// their API server on the pod's loopback, behind the cell's walls — no
+// token of the host cluster, no way out through the network.
+func (p *Provider) ExecConsole(ctx context.Context, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	cmd := append([]string{"/usr/local/bin/cellpod", "console", "-name", name, "-data", dataMount, "--"}, argv...)
+	return podexec.Stream(ctx, p.opts.Config, p.opts.Namespace, podName(name), consoleName, cmd, stdin, stdout, stderr)
 }
 
 var validName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$`)

@@ -39,13 +39,16 @@ var _ admission.Source = (*Room)(nil)
 // unbounded stands for a room nothing measured.
 const unbounded = 1 << 50
 
-// Cost is a cell's requests: the control plane's and the operator's.
+// Cost is a cell's requests: the control plane's, the operator's and the
+// console's.
 func (r *Room) Cost(context.Context) (admission.Cost, error) {
 	o := r.p.opts
 	cpu := o.CPURequest.DeepCopy()
 	cpu.Add(o.OperatorCPURequest)
+	cpu.Add(o.ConsoleCPURequest)
 	mem := o.MemoryRequest.DeepCopy()
 	mem.Add(o.OperatorMemoryRequest)
+	mem.Add(o.ConsoleMemoryRequest)
 	return admission.Cost{Memory: uint64(mem.Value()), CPU: cpu.AsApproximateFloat64()}, nil
 }
 
