@@ -2,6 +2,7 @@ package webapp
 
 import (
 	"cmp"
+	"context"
 	"io"
 	"net"
 	"slices"
@@ -56,31 +57,14 @@ func TestLogResumesOnAnotherServer(t *testing.T) {
 		chromedp.WaitVisible(`#break:not([disabled])`),
 		chromedp.Click(`#break`),
 		bt.TextContains("#clock", "Fault live for"))
-	// What the page shows now, and its first line's element: a page that
-	// started its log over would show that line again in a new element.
-	before := eval[[]string](t, ctx, logLines)
-	if !eval[bool](t, ctx, `(window.firstLine = document.querySelector('#log > li')) !== null`) {
-		t.Fatal("the log shows no line")
-	}
-
-	// The operator fails over after its failoverDelay (4 s): what it does
-	// then comes to the page from the second server.
-	if eval[bool](t, ctx, `document.querySelector('#log > li.reconcile[data-kinds~="promoted"].after-t0') !== null`) {
-		t.Fatal("the failover's pass was shown before the first server died: nothing is left to come from the second")
-	}
+	before := markLog(t, ctx)
 	killed := time.Now()
 	proxy.send(second) // the first server's connections drop with it
 	first.die()
 	step("the page comes back to the second server and its log goes on", 2*time.Minute,
 		chromedp.WaitReady(`#log > li.reconcile[data-kinds~="promoted"].after-t0`),
 		sh.Take("resumed"))
-	if !eval[bool](t, ctx, `window.firstLine.isConnected`) {
-		t.Error("the log was cleared and drawn again on the other server, want it to go on")
-	}
-	after := eval[[]string](t, ctx, logLines)
-	if len(after) < len(before) || !slices.Equal(after[:len(before)], before) {
-		t.Errorf("the lines shown before the server died changed:\nbefore %q\nafter  %q", before, after[:min(len(before), len(after))])
-	}
+	after := logWentOn(t, ctx, before)
 	if proxy.served(second) == 0 {
 		t.Fatal("the second server served no connection")
 	}
@@ -108,6 +92,38 @@ func TestLogResumesOnAnotherServer(t *testing.T) {
 	if e := errs.List(); len(e) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(e, "\n"))
 	}
+}
+
+// markLog notes, before the server a page's log comes from goes, the lines
+// the log shows and its first line's element (a page that started its log
+// over would show that line again in a new element), and that the
+// failover's pass is still to come: the operator fails over after its
+// failoverDelay (4 s), so that pass comes from the next server.
+func markLog(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	before := eval[[]string](t, ctx, logLines)
+	if !eval[bool](t, ctx, `(window.firstLine = document.querySelector('#log > li')) !== null`) {
+		t.Fatal("the log shows no line")
+	}
+	if eval[bool](t, ctx, `document.querySelector('#log > li.reconcile[data-kinds~="promoted"].after-t0') !== null`) {
+		t.Fatal("the failover's pass was shown before the server went: nothing is left to come from the next")
+	}
+	return before
+}
+
+// logWentOn checks, once the page's log comes from the next server, that
+// it went on — its first line's element still there, the lines shown
+// before unchanged — and returns the lines it shows.
+func logWentOn(t *testing.T, ctx context.Context, before []string) []string {
+	t.Helper()
+	if !eval[bool](t, ctx, `window.firstLine.isConnected`) {
+		t.Error("the log was cleared and drawn again on the next server, want it to go on")
+	}
+	after := eval[[]string](t, ctx, logLines)
+	if len(after) < len(before) || !slices.Equal(after[:len(before)], before) {
+		t.Errorf("the lines shown before the server went changed:\nbefore %q\nafter  %q", before, after[:min(len(before), len(after))])
+	}
+	return after
 }
 
 // logLines is each line the page's log shows, by its time (in ms) and
