@@ -60,7 +60,13 @@ export async function stream(path, body, onChunk, signal) {
 // another server answers) goes on after the cursor when its hello says
 // "resumed"; otherwise it starts over from its oldest frame, and onRestart
 // is called first, so that what was shown can be cleared rather than shown
-// twice.
+// twice. An attempt that is neither open nor refused after openTimeout (a
+// Service still sending to a replica whose address is gone: nothing
+// answers, and the browser would wait minutes for TCP to give up, holding
+// back the page's other WebSockets to the host, which it opens one at a
+// time) is abandoned and made again.
+const openTimeout = 5000;
+
 export function live(path, onMessage, onState = () => {}, onRestart = () => {}) {
   let after = 0;
   let epoch = '';
@@ -74,8 +80,12 @@ export function live(path, onMessage, onState = () => {}, onRestart = () => {}) 
     u.searchParams.set('after', String(after));
     if (epoch) u.searchParams.set('epoch', epoch);
     if (cursor) u.searchParams.set('cursor', cursor);
-    ws = new WebSocket(u);
-    ws.onopen = () => { delay = 500; onState('open'); };
+    const attempt = new WebSocket(u);
+    ws = attempt;
+    const hung = setTimeout(() => {
+      if (attempt.readyState === WebSocket.CONNECTING) attempt.close();
+    }, openTimeout);
+    ws.onopen = () => { clearTimeout(hung); delay = 500; onState('open'); };
     ws.onmessage = (ev) => {
       const msg = JSON.parse(ev.data);
       if (msg.epoch && msg.epoch !== epoch) {
@@ -92,6 +102,7 @@ export function live(path, onMessage, onState = () => {}, onRestart = () => {}) 
       onMessage(msg);
     };
     ws.onclose = () => {
+      clearTimeout(hung);
       onState('closed');
       if (closed) return;
       setTimeout(open, delay);

@@ -1,6 +1,7 @@
 package webapp
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"io"
@@ -25,10 +26,11 @@ import (
 // oplab's replicas do (and a data directory, where the pods provider's
 // replicas share the host cluster's Secrets), behind a proxy that plays a
 // Service. The server the learner's page talks to dies in the
-// middle of an exercise; the page reconnects to the other, and its
-// operator log goes on where it was (nothing shown twice, nothing shown
-// before cleared), the Check passes there and the time to recovery is the
-// one the surviving server watched.
+// middle of an exercise, and the page's first attempts to come back go
+// where nothing answers; the page gives them up, reconnects to the other
+// server, and its operator log goes on where it was (nothing shown twice,
+// nothing shown before cleared), the Check passes there and the time to
+// recovery is the one the surviving server watched.
 func TestLogResumesOnAnotherServer(t *testing.T) {
 	proxy := newFrontProxy(t)
 	data, store := t.TempDir(), pgtest.Fresh(t)
@@ -59,8 +61,23 @@ func TestLogResumesOnAnotherServer(t *testing.T) {
 		bt.TextContains("#clock", "Fault live for"))
 	before := markLog(t, ctx)
 	killed := time.Now()
-	proxy.send(second) // the first server's connections drop with it
+	// The first server's connections drop with it, and for a moment the
+	// page's attempts to come back go where nothing answers them, as a
+	// Service's still pointing at the dead replica's address do.
+	proxy.hold()
 	first.die()
+	step("the page's attempt to come back hangs", time.Minute,
+		chromedp.Poll[chromedp.Void](`document.querySelector('#log-status').textContent === 'Reconnecting…'`,
+			chromedp.WithPollingInterval(100*time.Millisecond), chromedp.WithPollingTimeout(time.Minute)))
+	// One of the page's live streams tries into the void before anything
+	// goes anywhere. A browser opens one WebSocket to a host at a time, so
+	// while that attempt hangs the others wait behind it.
+	for deadline := time.Now().Add(time.Minute); !proxy.heldFor("/streams/", "/api/events"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's streams made no attempt to come back: %q", proxy.heldPaths())
+		}
+	}
+	proxy.send(second)
 	step("the page comes back to the second server and its log goes on", 2*time.Minute,
 		chromedp.WaitReady(`#log > li.reconcile[data-kinds~="promoted"].after-t0`),
 		sh.Take("resumed"))
@@ -196,10 +213,14 @@ type frontProxy struct {
 	ln net.Listener
 	wg sync.WaitGroup
 
-	mu     sync.Mutex
-	to     *site
-	conns  map[net.Conn]*site
-	counts map[*site]int
+	mu      sync.Mutex
+	to      *site
+	holding bool       // new connections go nowhere and are never answered
+	held    []net.Conn // until the test ends
+	// heldLines are the request lines of the held connections.
+	heldLines []string
+	conns     map[net.Conn]*site
+	counts    map[*site]int
 }
 
 func newFrontProxy(t *testing.T) *frontProxy {
@@ -212,9 +233,40 @@ func newFrontProxy(t *testing.T) *frontProxy {
 	t.Cleanup(func() {
 		ln.Close()
 		p.drop(nil)
+		p.mu.Lock()
+		for _, c := range p.held {
+			c.Close()
+		}
+		p.mu.Unlock()
 		p.wg.Wait()
 	})
 	return p
+}
+
+// hold drops every connection and holds new ones unanswered, as a Service
+// still sending to a replica whose address is gone does: the client's
+// connection attempt neither succeeds nor fails. send ends it; the held
+// connections stay unanswered.
+func (p *frontProxy) hold() {
+	p.mu.Lock()
+	p.to, p.holding = nil, true
+	p.mu.Unlock()
+	p.drop(nil)
+}
+
+// heldFor reports whether a held connection asked for a path holding one
+// of parts.
+func (p *frontProxy) heldFor(parts ...string) bool {
+	return slices.ContainsFunc(p.heldPaths(), func(path string) bool {
+		return slices.ContainsFunc(parts, func(part string) bool { return strings.Contains(path, part) })
+	})
+}
+
+// heldPaths are the request lines the held connections sent.
+func (p *frontProxy) heldPaths() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.heldLines)
 }
 
 func (p *frontProxy) addr() string { return p.ln.Addr().String() }
@@ -222,7 +274,7 @@ func (p *frontProxy) addr() string { return p.ln.Addr().String() }
 // send makes s the current server and drops the connections to the others.
 func (p *frontProxy) send(s *site) {
 	p.mu.Lock()
-	p.to = s
+	p.to, p.holding = s, false
 	p.mu.Unlock()
 	p.drop(s)
 }
@@ -253,6 +305,18 @@ func (p *frontProxy) serve() {
 			return
 		}
 		p.mu.Lock()
+		if p.holding {
+			p.held = append(p.held, in)
+			p.mu.Unlock()
+			// Read what it asks for, never answer.
+			p.wg.Go(func() {
+				line, _ := bufio.NewReader(in).ReadString('\n')
+				p.mu.Lock()
+				p.heldLines = append(p.heldLines, strings.TrimSpace(line))
+				p.mu.Unlock()
+			})
+			continue
+		}
 		to := p.to
 		p.counts[to]++
 		p.mu.Unlock()
