@@ -274,25 +274,15 @@ func (c *Completer) query(ctx context.Context, args ...string) ([]string, error)
 	}
 	defer release()
 	var stdout bytes.Buffer
-	req := Request{Kubeconfig: c.kubeconfig, Remote: c.remote, Output: func(ch Chunk) {
+	req := Request{Owner: c.owner, Kubeconfig: c.kubeconfig, Remote: c.remote, Output: func(ch Chunk) {
 		if ch.Stream == Stdout {
 			stdout.Write(ch.Data)
 		}
 	}}
-	if err := c.r.checkInput(cmd, Request{Owner: c.owner, Kubeconfig: req.Kubeconfig, Remote: req.Remote}); err != nil {
+	if err := c.r.checkInput(cmd, req); err != nil {
 		return nil, err
 	}
-	limit := min(c.r.opts.Timeout, completeTimeout)
-	if c.remote != nil {
-		_, err = c.r.runRemote(ctx, cmd, req, limit)
-	} else {
-		var dir string
-		if dir, err = c.r.privateDir(c.kubeconfig); err != nil {
-			return nil, err
-		}
-		defer c.r.removeDir(dir)
-		_, err = c.r.run(ctx, cmd, c.r.spec(cmd, dir), req, limit)
-	}
+	_, err = c.r.exec(ctx, cmd, req, min(c.r.opts.Timeout, completeTimeout))
 	var exit *ExitError
 	switch {
 	case errors.As(err, &exit) && stdout.Len() > 0:

@@ -233,6 +233,12 @@ func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
 	if cmd.Follow {
 		limit = r.opts.FollowTimeout
 	}
+	return r.exec(ctx, cmd, req, limit)
+}
+
+// exec runs an accepted command within limit: in the learner's cell
+// through req.Remote, or here in a private directory of its own.
+func (r *Runner) exec(ctx context.Context, cmd *Command, req Request, limit time.Duration) (*Result, error) {
 	if req.Remote != nil {
 		return r.runRemote(ctx, cmd, req, limit)
 	}
