@@ -168,11 +168,6 @@ func Serve(ctx context.Context, o ServeOptions, c Call, stdin io.Reader, stdout,
 	if cmd.Stdin && c.Stdin == 0 {
 		return fail(errors.New("the command reads input and none was given"))
 	}
-	dir, err := r.privateDir(kc)
-	if err != nil {
-		return fail(err)
-	}
-	defer r.removeDir(dir)
 	req := Request{Owner: "cell", Kubeconfig: kc, Stdin: input, Output: func(ch Chunk) {
 		w := stdout
 		if ch.Stream != Stdout {
@@ -180,7 +175,7 @@ func Serve(ctx context.Context, o ServeOptions, c Call, stdin io.Reader, stdout,
 		}
 		_, _ = w.Write(ch.Data)
 	}}
-	res, err := r.run(ctx, cmd, r.spec(cmd, dir), req, limit)
+	res, err := r.exec(ctx, cmd, req, limit)
 	var exit *ExitError
 	switch {
 	case errors.As(err, &exit):
