@@ -122,6 +122,19 @@ func TestOplabChart(t *testing.T) {
 			t.Errorf("container %s has no CPU or memory request", c.Name)
 		}
 	}
+	// Behind an https Ingress the server is told its public URL, and so
+	// makes its cookies Secure.
+	ms, err = render(t, map[string]any{"publicURL": "https://lab.school.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = decode[appsv1.Deployment](t, only(t, ms, "Deployment", "lab-oplab"))
+	if args := strings.Join(d.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--public-url=https://lab.school.example") {
+		t.Errorf("with publicURL, the server's args %q lack --public-url", args)
+	}
+	if args := strings.Join(server.Args, " "); strings.Contains(args, "--public-url") {
+		t.Errorf("without publicURL, the server's args %q name one", args)
+	}
 }
 
 // TestOplabChartExistingStore: with the chart's PostgreSQL off, the store

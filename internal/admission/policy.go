@@ -19,7 +19,9 @@ type Cost struct {
 
 // Headroom is what the machine has free: MemAvailable from
 // /proc/meminfo, and the idle share of its cores from /proc/stat.
+// MemTotal is all of its memory, what budgets are promised from.
 type Headroom struct {
+	MemTotal     uint64  `json:"memTotalBytes,omitempty"`
 	MemAvailable uint64  `json:"memAvailableBytes"`
 	IdleCores    float64 `json:"idleCores"`
 	Cores        int     `json:"cores"`
@@ -62,6 +64,14 @@ type Policy struct {
 	// the cores it allows wait (one start is always allowed). No rule
 	// when zero.
 	StartCores float64
+	// Budget is the memory every cluster may grow to (its cell's
+	// ceiling, package budget): live and starting clusters are counted at
+	// it, and one more is admitted only while the machine's memory, less
+	// MemoryMargin, holds all of them at their ceilings, so no memory is
+	// promised twice. No rule when zero, or when the source does not
+	// know the machine's total (a host cluster's room, counted by
+	// requests).
+	Budget uint64
 }
 
 // Defaults: a memory margin of about what a cluster's start takes on top
@@ -84,7 +94,8 @@ const (
 type Decision struct {
 	Admit bool
 	// Reason names the limit that queued the start: ReasonCap,
-	// ReasonMemory, ReasonCPU or ReasonStarts; "" when admitted.
+	// ReasonMemory, ReasonCPU, ReasonStarts or ReasonBudget; "" when
+	// admitted.
 	Reason string
 }
 
@@ -94,6 +105,7 @@ const (
 	ReasonMemory = "memory"
 	ReasonCPU    = "cpu"
 	ReasonStarts = "starts"
+	ReasonBudget = "budget"
 )
 
 // Decide applies p to in.
@@ -104,6 +116,9 @@ func (p Policy) Decide(in Inputs) Decision {
 	n := uint64(in.Starting + 1)
 	if in.Headroom.MemAvailable < n*in.Cost.Memory+p.MemoryMargin {
 		return Decision{Reason: ReasonMemory}
+	}
+	if p.Budget > 0 && in.Headroom.MemTotal > 0 && uint64(in.Live+in.Starting+1)*p.Budget+p.MemoryMargin > in.Headroom.MemTotal {
+		return Decision{Reason: ReasonBudget}
 	}
 	// Within a thousandth of a core is enough: the figures are sampled,
 	// and sums of them carry rounding.

@@ -33,6 +33,11 @@ func TestPolicyDecide(t *testing.T) {
 		{"one start is always allowed", Policy{StartCores: 4}, Inputs{Headroom: roomy, Cost: cost}, Decision{Admit: true}},
 		{"no start rule", Policy{}, Inputs{Starting: 20, Headroom: roomy, Cost: cost}, Decision{Admit: true}},
 		{"cap is checked before memory", p, Inputs{Live: 10, Headroom: Headroom{}, Cost: cost}, Decision{Reason: ReasonCap}},
+		// 24 GiB, a 1 GiB budget and the 512 MiB margin: 23 clusters at
+		// their ceilings, even while the measured cost would fit more.
+		{"budgets fit the machine", Policy{Budget: 1 << 30, MemoryMargin: 512 * MiB}, Inputs{Live: 20, Starting: 2, Headroom: Headroom{MemTotal: 24 << 30, MemAvailable: 20 << 30, Cores: 2}, Cost: cost}, Decision{Admit: true}},
+		{"no budget rule without the machine's total", Policy{Budget: 1 << 30}, Inputs{Live: 100, Headroom: roomy, Cost: cost}, Decision{Admit: true}},
+		{"budgets would overcommit the machine", Policy{Budget: 1 << 30, MemoryMargin: 512 * MiB}, Inputs{Live: 21, Starting: 2, Headroom: Headroom{MemTotal: 24 << 30, MemAvailable: 20 << 30, Cores: 2}, Cost: cost}, Decision{Reason: ReasonBudget}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

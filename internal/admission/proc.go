@@ -104,7 +104,11 @@ func (m *Meter) Headroom(ctx context.Context) (Headroom, error) {
 	if err != nil {
 		return Headroom{}, err
 	}
-	return Headroom{MemAvailable: *mi.MemAvailableBytes, IdleCores: idle, Cores: cores}, nil
+	h := Headroom{MemAvailable: *mi.MemAvailableBytes, IdleCores: idle, Cores: cores}
+	if mi.MemTotalBytes != nil {
+		h.MemTotal = *mi.MemTotalBytes
+	}
+	return h, nil
 }
 
 func (m *Meter) idle(ctx context.Context) (float64, int, error) {

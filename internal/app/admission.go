@@ -59,6 +59,10 @@ func newGate(c Config, provider *cluster.Provider, live func(context.Context) (i
 		ad.Source = m
 	}
 	p := admission.Policy{MaxClusters: ad.MaxClusters, MemoryMargin: ad.MemoryMargin, CPUShare: ad.CPUShare, MinIdleCores: ad.MinIdleCores}
+	// A cell may grow to its budget: the machine is never promised twice.
+	if b, ok := provider.Budget(); ok {
+		p.Budget = uint64(b.Memory)
+	}
 	if p.MemoryMargin == 0 {
 		p.MemoryMargin = margin
 	}

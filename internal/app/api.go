@@ -39,9 +39,16 @@ func (a *App) SessionList(ctx context.Context, learner string) ([]session.Summar
 	return a.sessions.Sessions(ctx, learner)
 }
 
-// Timeline returns session id's events after seq, oldest first.
-func (a *App) Timeline(ctx context.Context, id string, after int64) ([]session.Event, error) {
-	return a.sessions.Timeline(ctx, id, after)
+// Timeline returns a page of session id's events after seq, oldest
+// first: at most limit (session.MaxTimelinePage, and by default), and
+// whether more follow.
+func (a *App) Timeline(ctx context.Context, id string, after int64, limit int) (session.TimelinePage, error) {
+	return a.sessions.Timeline(ctx, id, after, limit)
+}
+
+// HintCounts counts the hints shown in session id, by exercise.
+func (a *App) HintCounts(ctx context.Context, id string) (map[string]int, error) {
+	return a.sessions.HintCounts(ctx, id)
 }
 
 // Chaos starts the session's current exercise: its fault is injected.

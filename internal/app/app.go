@@ -18,9 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
 	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
@@ -67,6 +69,10 @@ type Config struct {
 	CheckTimeout time.Duration
 	// Admission says when the machine has room for one more cluster.
 	Admission Admission
+	// Budget is each new cluster's share of the machine (package budget):
+	// its cell's memory ceiling, task bound and etcd quota; fields left
+	// zero take the provider's defaults. See ParseBudget.
+	Budget budget.Budget
 	// Logger receives debug messages; discarded when nil.
 	Logger *slog.Logger
 }
@@ -158,7 +164,54 @@ func NewProvider(c Config) (*cluster.Provider, error) {
 	if name == "" {
 		name = Embedded
 	}
-	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderByName(name, c.BinDir, c.DataDir))
+	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderWithBudget(c.Budget), cluster.ProviderByName(name, c.BinDir, c.DataDir))
+}
+
+// Defaults of a cell's budget, for a front end's help.
+const (
+	DefaultCellTasks = budget.DefaultTasks
+	DefaultCellCPU   = budget.DefaultCPU
+	KindNodeTasks    = budget.KindTasks
+)
+
+// ParseBudget reads a cell's budget as an operator writes it: memory and
+// etcd's quota as Kubernetes quantities ("1Gi", "768Mi"), the CPU cap as
+// one of cores ("500m", "1"; "none" for no cap), tasks as a number. An
+// empty string or zero keeps the provider's default.
+func ParseBudget(memory string, tasks int64, etcd, cpu string) (budget.Budget, error) {
+	var b budget.Budget
+	switch cpu {
+	case "":
+	case "none":
+		b.CPU = -1
+	default:
+		q, err := resource.ParseQuantity(cpu)
+		if err != nil || q.Sign() <= 0 {
+			return budget.Budget{}, fmt.Errorf("cell CPU %q: want a share of cores such as 500m or 1, or none", cpu)
+		}
+		b.CPU = q.MilliValue()
+	}
+	for _, f := range []struct {
+		flag, value string
+		to          *int64
+	}{{"cell memory", memory, &b.Memory}, {"etcd quota", etcd, &b.Etcd}} {
+		if f.value == "" {
+			continue
+		}
+		q, err := resource.ParseQuantity(f.value)
+		if err != nil || q.Sign() <= 0 {
+			return budget.Budget{}, fmt.Errorf("%s %q: want a size such as 1Gi or 768Mi", f.flag, f.value)
+		}
+		*f.to = q.Value()
+	}
+	if tasks < 0 {
+		return budget.Budget{}, fmt.Errorf("cell tasks %d: want a positive number", tasks)
+	}
+	b.Tasks = tasks
+	if err := b.WithDefaults().Validate(); err != nil {
+		return budget.Budget{}, err
+	}
+	return b, nil
 }
 
 // providerNamed returns the cluster provider called name, made once: the

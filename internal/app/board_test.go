@@ -3,9 +3,11 @@ package app
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
@@ -81,9 +83,11 @@ func (cr *classroom) seed(t testing.TB, s *store.Session, data any, evs []*store
 func raw(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 
 // TestBoard: the board shows each member's latest session, their
-// outcome per exercise, hints and quiz, and who is stuck: alice's fault
-// has been live past the exercise's 5 minute limit; carol passed the
-// first exercise but has done nothing for 11 minutes.
+// outcome per exercise, hints and quiz, who is stuck and what the
+// instructor may do: alice's fault has been live past the exercise's 5
+// minute limit (her exercise can be reset); carol passed the first
+// exercise but has done nothing for 11 minutes (her next one has not
+// started: no reset).
 func TestBoard(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -116,7 +120,7 @@ func TestBoard(t *testing.T) {
 	}
 	// The machine as admission measures it: the two seeded live sessions,
 	// no cluster process to measure (so the assumed cost), /proc's memory.
-	if c := b.Capacity; c == nil || c.Live != 2 || c.Queue != 0 || c.Cost.Clusters != 0 || c.Cost.Memory == 0 || c.Headroom.MemAvailable == 0 {
+	if c := b.Capacity; c == nil || c.Live != 2 || c.Queue != 0 || c.Measured != 0 || c.ClusterMemory == 0 || c.MemAvailable == 0 {
 		t.Errorf("capacity: got %+v, want 2 live, none queued, the assumed cost and the machine's free memory", c)
 	}
 	alice, carol := b.Rows[0], b.Rows[1]
@@ -132,13 +136,17 @@ func TestBoard(t *testing.T) {
 		{"alice's hints", alice.Hints, 2},
 		{"alice's current cell", alice.Cells[0].Current, true},
 		{"alice's passed", alice.Passed, 0},
-		{"alice stuck", alice.Stuck, StuckFault},
+		{"alice stuck", alice.Stuck, board.StuckFault},
+		{"alice live", alice.Active, true},
+		{"alice's actions", strings.Join(alice.Actions, " "), "reset extend end"},
 		{"alice's last activity", alice.LastActivity.Equal(now.Add(-30 * time.Second)), true},
 		{"carol's exercise", carol.Exercise, b.Columns[1].Exercise},
-		{"carol's first cell", carol.Cells[0], Cell{Score: 5, Total: 5, Passed: true, Recovery: 1200 * time.Millisecond}},
+		{"carol's first cell", carol.Cells[0], board.Cell{Score: 5, Total: 5, Passed: true, Recovery: 1200 * time.Millisecond}},
 		{"carol's passed", carol.Passed, 1},
 		{"carol's quiz", [2]int{carol.QuizScore, carol.QuizTotal}, [2]int{3, 4}},
-		{"carol stuck", carol.Stuck, StuckIdle},
+		{"carol stuck", carol.Stuck, board.StuckIdle},
+		// Her exercise has not started: nothing to reset.
+		{"carol's actions", strings.Join(carol.Actions, " "), "extend end"},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.what, tc.got, tc.want)
@@ -192,4 +200,47 @@ func TestWatchClass(t *testing.T) {
 	if _, err := cr.a.WatchClass(ctx, cr.bob, "morning", time.Second); !errors.Is(err, class.ErrForbidden) {
 		t.Errorf("bob watches ada's class: got %v, want ErrForbidden", err)
 	}
+}
+
+// TestBoardReadsNoTimeline: a member's row costs the board the same after
+// their timeline grew by thousands of long refused console lines as
+// before, and still shows their newest activity. Not parallel: it counts
+// the process's allocations.
+func TestBoardReadsNoTimeline(t *testing.T) {
+	ctx := t.Context()
+	cr := newClassroom(t)
+	now := time.Now().UTC()
+	cr.seed(t, &store.Session{ID: "failover-a", Learner: cr.alice.Learner, Lab: "failover", State: string(session.Ready), Created: now.Add(-time.Hour)},
+		map[string]any{}, nil)
+	board := func() {
+		if _, err := cr.a.Board(ctx, cr.ada, "morning", locale.En); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := testing.AllocsPerRun(5, board)
+
+	const lines = 3000
+	long := strings.Repeat("x", 64<<10)
+	last := now.Add(-time.Minute)
+	evs := make([]*store.Event, lines)
+	for i := range evs {
+		evs[i] = &store.Event{Kind: session.KindConsole, Message: "$ " + long, At: last.Add(time.Duration(i-lines) * time.Millisecond),
+			Data: raw(session.ConsoleData{Line: long, ExitCode: -1, Refused: "unknown command " + long})}
+	}
+	evs[lines-1].At = last
+	if err := cr.a.store.AppendEvents(ctx, "failover-a", evs...); err != nil {
+		t.Fatal(err)
+	}
+	after := testing.AllocsPerRun(5, board)
+	if after-before > 200 {
+		t.Errorf("allocations of a board: %.0f with a short timeline, %.0f after %d more events; want the same, give or take 200", before, after, lines)
+	}
+	b, err := cr.a.Board(ctx, cr.ada, "morning", locale.En)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Rows[0].LastActivity; !got.Equal(last) {
+		t.Errorf("alice's last activity: got %v, want her newest event's %v", got, last)
+	}
+	t.Logf("allocations of a board: %.0f, after %d events %.0f", before, lines, after)
 }

@@ -17,7 +17,8 @@ type Serving struct {
 	Contained bool
 	// Classes: classes may be created and joined. Without containment a
 	// learner could read this machine's files, the store and the key that
-	// signs every cookie, so classes — strangers — need --insecure-clusters.
+	// signs every cookie, or take all of its memory, so classes —
+	// strangers — need --insecure-clusters.
 	Classes bool
 	// Insecure: the operator chose to serve uncontained clusters; the web
 	// console then also runs where no sandbox can be made.
@@ -45,10 +46,10 @@ func (a *App) CheckServe(addr string, insecure bool) (Serving, error) {
 			"WARNING: --insecure-clusters: learners' clusters run unconfined (%s): any learner can read and change this machine's files, the store and the server's key", reason)}, nil
 	}
 	if !loopback(addr) {
-		return Serving{}, fmt.Errorf("%w (%s): install bubblewrap (Debian: apt-get install bubblewrap) to serve %s, or serve on 127.0.0.1, or pass --insecure-clusters to serve anyway", ErrUncontained, reason, addr)
+		return Serving{}, fmt.Errorf("%w (%s): fix what that says (bubblewrap: apt-get install bubblewrap; a control group: run as root or with systemd's Delegate=yes) to serve %s, or serve on 127.0.0.1, or pass --insecure-clusters to serve anyway", ErrUncontained, reason, addr)
 	}
 	return Serving{Warning: fmt.Sprintf(
-		"warning: learners' clusters cannot be contained here (%s); serving this machine's own learner only, no classes (install bubblewrap, or pass --insecure-clusters)", reason)}, nil
+		"warning: learners' clusters cannot be contained here (%s); serving this machine's own learner only, no classes (fix what that says, or pass --insecure-clusters)", reason)}, nil
 }
 
 // DefaultServing is how a web adapter serves when told nothing: classes
@@ -60,7 +61,7 @@ func (a *App) DefaultServing() Serving {
 
 // ErrNoClasses is answered to joining or creating a class where the server
 // serves no class (see Serving.Classes).
-var ErrNoClasses = fmt.Errorf("%w: this server serves no class (its operator can install bubblewrap, or start it with --insecure-clusters)", ErrUncontained)
+var ErrNoClasses = fmt.Errorf("%w: this server serves no class (its operator can make cells possible on its machine, or start it with --insecure-clusters)", ErrUncontained)
 
 // loopback reports whether addr (host:port) listens on loopback only.
 func loopback(addr string) bool {

@@ -8,6 +8,7 @@ import (
 
 	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
 )
 
 // Sources of a Debrief's operator log.
@@ -18,9 +19,17 @@ const (
 	LogRecorded = "recorded"
 )
 
-// MaxDebriefLog bounds the operator log lines a Debrief carries: the
-// newest are kept.
-const MaxDebriefLog = 5000
+// What a Debrief carries, whatever the length of the session's history:
+// the newest events and log lines, each line cut to what the replay draws.
+const (
+	// MaxDebriefEvents bounds the timeline events a Debrief carries.
+	MaxDebriefEvents = 1000
+	// MaxDebriefLog bounds the operator log lines a Debrief carries.
+	MaxDebriefLog = 5000
+	// MaxDebriefLogText bounds, in bytes, each text (message, error,
+	// object) of a log line in a Debrief.
+	MaxDebriefLogText = 512
+)
 
 // Debrief is the record of a session laid on one time axis, to replay it
 // afterwards: its timeline (console commands, chaos, checks with their
@@ -33,8 +42,14 @@ type Debrief struct {
 	// first event or log line, when earlier) and its last event or log
 	// line, or now while it runs.
 	Start, End time.Time
-	Events     []session.Event
-	Log        []oplog.Entry
+	// Events are the newest of the timeline (MaxDebriefEvents), oldest
+	// first; EventsDropped counts the older ones left out.
+	Events        []session.Event
+	EventsDropped int
+	// Log holds the newest lines of the operator's log (MaxDebriefLog),
+	// with their time, level, object, message and error, each cut to
+	// MaxDebriefLogText.
+	Log []oplog.Entry
 	// LogSource is LogLive, LogRecorded, or empty when no log is known
 	// (the cluster is gone and nothing was kept).
 	LogSource string
@@ -49,11 +64,11 @@ func (a *App) Debrief(ctx context.Context, id string) (*Debrief, error) {
 	if err != nil {
 		return nil, err
 	}
-	evs, err := a.sessions.Timeline(ctx, id, 0)
+	evs, dropped, err := a.sessions.TimelineEnd(ctx, id, MaxDebriefEvents)
 	if err != nil {
 		return nil, err
 	}
-	d := &Debrief{Session: id, Lab: st.Lab, State: st.State, Start: st.Created, End: st.Updated, Events: evs}
+	d := &Debrief{Session: id, Lab: st.Lab, State: st.State, Start: st.Created, End: st.Updated, Events: evs, EventsDropped: dropped}
 	src, from, err := a.operatorLog(ctx, st)
 	if err == nil {
 		d.LogSource = from
@@ -86,13 +101,14 @@ func (a *App) Debrief(ctx context.Context, id string) (*Debrief, error) {
 
 func exists(path string) bool { _, err := os.Stat(path); return err == nil }
 
-// readEntries reads the log src and returns its newest max entries and
-// how many older ones were left out.
+// readEntries reads the log src and returns its newest max entries, each
+// cut to what the replay draws (debriefEntry), and how many older ones
+// were left out.
 func readEntries(ctx context.Context, src oplog.Source, max int) ([]oplog.Entry, int, error) {
 	var out []oplog.Entry
 	dropped := 0
 	err := src.Lines(ctx, false, func(l oplog.Line) error {
-		out = append(out, oplog.ParseEntry(l))
+		out = append(out, debriefEntry(oplog.ParseEntry(l)))
 		if len(out) >= 2*max {
 			dropped += len(out) - max
 			out = append(out[:0], out[len(out)-max:]...)
@@ -107,4 +123,11 @@ func readEntries(ctx context.Context, src oplog.Source, max int) ([]oplog.Entry,
 		out = out[len(out)-max:]
 	}
 	return out, dropped, nil
+}
+
+// debriefEntry keeps of e what a replay draws: its time, level, object,
+// message and error, each cut to MaxDebriefLogText.
+func debriefEntry(e oplog.Entry) oplog.Entry {
+	return oplog.Entry{Time: e.Time, Stream: e.Stream, Level: e.Level,
+		Object: store.Cut(e.Object, MaxDebriefLogText), Message: store.Cut(e.Message, MaxDebriefLogText), Error: store.Cut(e.Error, MaxDebriefLogText)}
 }

@@ -12,6 +12,7 @@ import (
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/session"
+	"oplab.dev/oplab/internal/store"
 )
 
 // criLog writes lines "line <from>".."line <to-1>" in the CRI format to
@@ -159,8 +160,8 @@ func TestDebriefKeepsTheOperatorLog(t *testing.T) {
 	if ended.LogSource != LogRecorded || len(ended.Log) < len(live.Log) {
 		t.Fatalf("after the stop: log from %q, %d lines; want the recorded log, at least the %d lines seen live", ended.LogSource, len(ended.Log), len(live.Log))
 	}
-	if got, want := ended.Log[len(live.Log)-1].Raw, live.Log[len(live.Log)-1].Raw; got != want {
-		t.Errorf("recorded line %d: got %q, want %q as seen live", len(live.Log), got, want)
+	if got, want := ended.Log[len(live.Log)-1], live.Log[len(live.Log)-1]; got.Message != want.Message || !got.Time.Equal(want.Time) {
+		t.Errorf("recorded line %d: got %q at %v, want %q at %v as seen live", len(live.Log), got.Message, got.Time, want.Message, want.Time)
 	}
 	last := ended.Events[len(ended.Events)-1]
 	if last.Kind != session.KindState || ended.State.Active() || ended.End.Before(last.At) {
@@ -187,6 +188,59 @@ func BenchmarkDebriefLog(b *testing.B) {
 		got, _, err := readEntries(b.Context(), oplog.Files{path}, MaxDebriefLog)
 		if err != nil || len(got) == 0 {
 			b.Fatalf("read: %d entries, %v", len(got), err)
+		}
+	}
+}
+
+// TestDebriefWindow: the replay of a session with a long timeline and
+// long log lines carries the newest MaxDebriefEvents events, says how many
+// older ones it left out, and cuts each log line to what it draws.
+func TestDebriefWindow(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	cr := newClassroom(t)
+	now := time.Now().UTC()
+	cr.seed(t, &store.Session{ID: "failover-a", Learner: cr.alice.Learner, Lab: "failover", State: string(session.Completed), Created: now.Add(-time.Hour)},
+		map[string]any{}, nil)
+	const more = MaxDebriefEvents + 500
+	long := strings.Repeat("x", 16<<10)
+	evs := make([]*store.Event, more)
+	for i := range evs {
+		evs[i] = &store.Event{Kind: session.KindConsole, Message: fmt.Sprintf("$ %d %s", i, long), At: now.Add(time.Duration(i-more) * time.Millisecond)}
+	}
+	if err := cr.a.store.AppendEvents(ctx, "failover-a", evs...); err != nil {
+		t.Fatal(err)
+	}
+	logPath := cr.a.recordedLog("failover-a")
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := range 3 {
+		fmt.Fprintf(&b, "%s stdout F level=ERROR msg=\"line %d %s\" error=%q\n", now.Add(time.Duration(i-3)*time.Second).Format(time.RFC3339Nano), i, long, long)
+	}
+	if err := os.WriteFile(logPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err := cr.a.Debrief(ctx, "failover-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// more events, and the seeded start's.
+	if len(d.Events) != MaxDebriefEvents || d.EventsDropped != more+1-MaxDebriefEvents {
+		t.Errorf("events: got %d and %d left out, want %d and %d", len(d.Events), d.EventsDropped, MaxDebriefEvents, more+1-MaxDebriefEvents)
+	}
+	if n := len(d.Events); n == 0 || !strings.HasPrefix(d.Events[n-1].Message, fmt.Sprintf("$ %d ", more-1)) || d.Events[0].Seq >= d.Events[n-1].Seq {
+		t.Errorf("events: want the newest, oldest first")
+	}
+	if len(d.Log) != 3 || d.LogSource != LogRecorded {
+		t.Fatalf("log: got %d lines from %q, want 3 recorded", len(d.Log), d.LogSource)
+	}
+	for i, l := range d.Log {
+		if len(l.Message) > MaxDebriefLogText || len(l.Error) > MaxDebriefLogText || l.Raw != "" || !strings.HasPrefix(l.Message, fmt.Sprintf("line %d x", i)) {
+			t.Errorf("log line %d: message %d bytes, error %d, raw %d; want its start, each at most %d, no raw",
+				i, len(l.Message), len(l.Error), len(l.Raw), MaxDebriefLogText)
 		}
 	}
 }

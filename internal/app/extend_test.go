@@ -37,11 +37,11 @@ func TestExtendLearner(t *testing.T) {
 		if got := st.Extended.Duration(); got != tc.total {
 			t.Errorf("%+v extends by %s: got %s in all, want %s", tc.who, tc.by, got, tc.total)
 		}
-		tl, err := cr.a.sessions.Timeline(ctx, "failover-a", 0)
+		tl, err := cr.a.sessions.Timeline(ctx, "failover-a", 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		last := tl[len(tl)-1]
+		last := tl.Events[len(tl.Events)-1]
 		if last.Kind != session.KindExtended || last.Extended == nil || last.Extended.By.Duration() != tc.by || !strings.Contains(last.Extended.Reason, tc.giver) {
 			t.Errorf("%+v extends: got last event %+v, want the extension by %s given by %s", tc.who, last, tc.by, tc.giver)
 		}

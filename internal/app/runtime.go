@@ -126,6 +126,9 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 	if o.BinDir != "" || caps.CellConsole {
 		cr, err := console.New(ctx, console.Options{
 			Kubectl: filepath.Join(o.BinDir, "kubectl"), Logger: o.Logger, Limits: o.ConsoleLimits,
+			// A command joins its learner's console group through the
+			// cell program (budget's console leaf).
+			Cell: filepath.Join(o.BinDir, "cell"),
 			// exec and debug only mean something where containers run.
 			Policy:  console.Policy{Containers: caps.RealContainers},
 			Sandbox: sandbox,
@@ -219,7 +222,8 @@ func (r *Runtime) Leading() bool {
 // housekeep starts the loop that ends expired sessions and deletes the
 // clusters that ended sessions left (a stop killed half-way, a session
 // failed while its creator was gone), so that a long-running server holds
-// no cluster nobody uses.
+// no cluster nobody uses, and keeps live clusters inside their budgets
+// (session.Manager.Maintain).
 func (r *Runtime) housekeep(ctx context.Context, b *background, o RuntimeOptions) {
 	every := o.HousekeepingEvery
 	if every <= 0 {
@@ -246,6 +250,9 @@ func (r *Runtime) housekeep(ctx context.Context, b *background, o RuntimeOptions
 				r.log.Warn("recover sessions", "err", err)
 			} else if n := len(rep.Failed) + len(rep.Deleted); n > 0 {
 				r.log.Info("recovered sessions", "failed", rep.Failed, "clusters deleted", rep.Deleted)
+			}
+			if err := r.a.sessions.Maintain(ctx); err != nil {
+				r.log.Warn("keep clusters inside their budgets", "err", err)
 			}
 		}
 	}()

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/budget"
 )
 
 // programs builds the cell program and a stand-in server into one
@@ -70,6 +72,8 @@ func forwardAndJoin(t *testing.T, progs, init, answer string, user int) {
 	}
 	ports := freePorts(t, 2)
 	spec := Spec{Dir: dir, Init: init, Programs: []string{progs}, Forwards: ports[:1], User: user}
+	group := cellGroup(t, fmt.Sprintf("celltest-%d-%d", os.Getpid(), user))
+	spec.Cgroup = group.Procs(budget.LeafCluster)
 	h, err := spec.Holder()
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +97,7 @@ func forwardAndJoin(t *testing.T, progs, init, answer string, user int) {
 	if InitAlive(holder.Process.Pid, os.Getpid()) {
 		t.Fatal("InitAlive: got true for a process that is not the cell's")
 	}
+	inGroup(t, initPID, group)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := WaitReady(ctx, dir, 10*time.Second); err != nil {
@@ -119,6 +124,7 @@ func forwardAndJoin(t *testing.T, progs, init, answer string, user int) {
 		if !strings.HasPrefix(got, "in the cell as 65534") {
 			t.Errorf("port %d: got %q, want the cell's server answering as uid 65534", port, got)
 		}
+		inGroup(t, leaf(t, srv.Process.Pid), group)
 		if user != 0 {
 			// nsenter's child is the server: the host sees the cell's user.
 			status, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", srv.Process.Pid, srv.Process.Pid))
@@ -143,6 +149,69 @@ func forwardAndJoin(t *testing.T, progs, init, answer string, user int) {
 		t.Fatalf("the closed forward still holds the host's port %d: %v", ports[1], err)
 	}
 	l.Close()
+}
+
+// cellGroup makes a control group for a test's cell, or fails in CI and
+// skips elsewhere.
+func cellGroup(t *testing.T, name string) *budget.Group {
+	t.Helper()
+	tree, err := budget.Open()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and no control group can be made: %v", err)
+		}
+		t.Skipf("no control group can be made here: %v", err)
+	}
+	g, err := tree.Make(name, budget.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := g.Delete(); err != nil {
+			t.Error(err)
+		}
+	})
+	return g
+}
+
+// inGroup fails unless process pid is in g's cluster leaf in every
+// hierarchy of g.
+func inGroup(t *testing.T, pid int, g *budget.Group) {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range g.Procs(budget.LeafCluster) {
+		// .../<controller mount>/<path>/cluster/cgroup.procs names the
+		// group /<path>/cluster, which /proc/PID/cgroup shows.
+		dir := filepath.Dir(f)
+		found := false
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			parts := strings.SplitN(line, ":", 3)
+			if len(parts) == 3 && parts[2] != "/" && strings.HasSuffix(dir, parts[2]) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("process %d is not in %s:\n%s", pid, dir, data)
+		}
+	}
+}
+
+// leaf follows pid's only child down to the process that has none: the
+// program an nsenter runs.
+func leaf(t *testing.T, pid int) int {
+	t.Helper()
+	for range 4 {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		f := strings.Fields(string(data))
+		if err != nil || len(f) != 1 {
+			return pid
+		}
+		pid, _ = strconv.Atoi(f[0])
+	}
+	return pid
 }
 
 func dialUntil(t *testing.T, ctx context.Context, port int) string {

@@ -25,39 +25,21 @@ import (
 const stageRoot = "/tmp"
 
 // source returns how bwrap names a host path: the path itself, or, for a
-// cell of its own user, the place "cell hold" stages it, in the order
-// paths are asked for (which hold's arguments record).
+// cell of its own user, the place "cell hold" stages it.
 func (s Spec) source() func(string) string {
 	if s.User == 0 {
 		return func(p string) string { return p }
 	}
-	return func(p string) string {
-		for i, q := range s.stagedPaths() {
-			if q == p {
-				return filepath.Join(stageRoot, strconv.Itoa(i))
-			}
-		}
-		panic("cell: path " + p + " is not staged")
-	}
+	return s.staging().Source
 }
 
-// stagedPaths are the host paths bwrap binds for s, each once.
-func (s Spec) stagedPaths() []string {
+// staging stages the host paths bwrap binds for s, each once.
+func (s Spec) staging() *Staging {
 	paths := []string{tmpDir(s.Dir), s.Dir}
 	for _, name := range etcNames() {
 		paths = append(paths, filepath.Join(etcDir(s.Dir), name))
 	}
-	return append(paths, s.programs()...)
-}
-
-// hold returns the arguments of "cell hold" that stage s's paths and run
-// bwrap with args as s.User.
-func (s Spec) hold(bwrap string, args []string) []string {
-	out := []string{"hold", "--user", strconv.Itoa(s.User)}
-	for i, p := range s.stagedPaths() {
-		out = append(out, "--stage", strconv.Itoa(i)+"="+p)
-	}
-	return append(append(out, "--", bwrap), args...)
+	return NewStaging(s.User, append(paths, s.programs()...)...)
 }
 
 // runHold is "cell hold --user UID --stage N=PATH... -- BWRAP ARGS...",
@@ -75,6 +57,13 @@ func runHold(args []string) error {
 	}
 	if *user <= 0 || fs.NArg() == 0 {
 		return errors.New("usage: cell hold --user UID [--stage N=PATH...] -- BWRAP [ARGS...]")
+	}
+	// The tmpfs below goes over /tmp: in the machine's own mount
+	// namespace it would hide every file there from everyone.
+	if own, err := os.Readlink("/proc/self/ns/mnt"); err != nil {
+		return fmt.Errorf("cell hold: %w", err)
+	} else if parent, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", os.Getppid())); err == nil && own == parent {
+		return errors.New("cell hold must start in a mount namespace of its own (its parent's is shared): start it with CLONE_NEWNS, as Staging.Command says")
 	}
 	// Every path is opened before the tmpfs hides what is under /tmp.
 	type staged struct {

@@ -45,6 +45,11 @@ type Spec struct {
 	// Keep names the files in Dir (relative) that the host keeps for
 	// itself: Own does not give them to User.
 	Keep []string
+	// Cgroup are the cgroup.procs files of the control group the cell's
+	// processes run in (package budget): each process writes itself there
+	// on the host, before anything of it runs in the cell. None leaves
+	// the cell in the caller's group.
+	Cgroup []string
 }
 
 // The cell's files inside Dir.
@@ -111,10 +116,22 @@ func (s Spec) Holder() (h *Holder, err error) {
 	h.Args = append(s.bwrapArgs(3, s.source()), "--", s.Init, "init", "--control", controlPath(s.Dir))
 	h.Args = append(h.Args, forwards...)
 	if s.User != 0 {
-		h.Args, h.Unshareflags = s.hold(bwrap, h.Args), syscall.CLONE_NEWNS
-		h.Path = s.Init
+		h.Path, h.Args, h.Unshareflags = s.staging().Command(s.Init, bwrap, h.Args)
+	}
+	if len(s.Cgroup) > 0 {
+		h.Path, h.Args = s.Init, append(append(enterArgs(s.Cgroup), "--", h.Path), h.Args...)
 	}
 	return h, nil
+}
+
+// enterArgs are the arguments of "cell enter" that join the groups of
+// procs files.
+func enterArgs(procs []string) []string {
+	args := []string{"enter"}
+	for _, f := range procs {
+		args = append(args, "--cgroup", f)
+	}
+	return args
 }
 
 // listen opens the host side of a forward.
@@ -274,7 +291,8 @@ type Limits struct {
 // spec, whose PID 1 has the host PID init, as the cell's user, with lim.
 //
 // The line is "cell join -- nsenter ... -- cell exec ... -- prog args":
-// nsenter enters the namespaces and waits for prog, which it must, to
+// "cell join" first joins the cell's control group (spec.Cgroup); nsenter
+// enters the namespaces and waits for prog, which it must, to
 // enter the PID namespace; "cell join" starts it with SIGTERM ignored, so
 // that a SIGTERM to the process group stops prog gracefully while nsenter
 // stays until prog has exited. "cell exec" sets the limits inside.
@@ -283,17 +301,21 @@ func Join(spec Spec, init int, lim Limits, prog string, args ...string) (path st
 	if err != nil {
 		return "", nil, errors.New("nsenter not found in PATH (install util-linux)")
 	}
-	argv = []string{
-		"join", "--", nsenter,
+	argv = []string{"join"}
+	for _, f := range spec.Cgroup {
+		argv = append(argv, "--cgroup", f)
+	}
+	argv = append(argv,
+		"--", nsenter,
 		"--target", strconv.Itoa(init),
 		"--user", "--mount", "--net", "--pid", "--ipc", "--uts",
 		"--setuid", strconv.Itoa(UID), "--setgid", strconv.Itoa(GID),
-		"--wd=" + spec.Dir,
+		"--wd="+spec.Dir,
 		"--", spec.Init, "exec",
 		"--files", strconv.FormatUint(lim.Files, 10),
 		"--memory", strconv.FormatUint(lim.Memory, 10),
 		"--", prog,
-	}
+	)
 	return spec.Init, append(argv, args...), nil
 }
 
@@ -324,8 +346,9 @@ func Probe(ctx context.Context, init string, user int) error {
 	args := append(s.bwrapArgs(-1, s.source()), "--", init, "version")
 	cmd := exec.CommandContext(ctx, bwrap, args...)
 	if s.User != 0 {
-		cmd = exec.CommandContext(ctx, init, s.hold(bwrap, args)...)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+		path, argv, unshare := s.staging().Command(init, bwrap, args)
+		cmd = exec.CommandContext(ctx, path, argv...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
 		if err := s.Own(); err != nil {
 			return err
 		}

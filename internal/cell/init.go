@@ -35,6 +35,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		return runExec(args[1:])
 	case "join":
 		return runJoin(args[1:])
+	case "enter":
+		return runEnter(args[1:])
 	case "hold":
 		return runHold(args[1:])
 	case "version":
@@ -45,18 +47,53 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 }
 
-// runJoin executes "cell join -- PROGRAM ARGS..." with SIGTERM ignored; an
+// runJoin executes "cell join [--cgroup FILE...] -- PROGRAM ARGS..." in
+// the control groups of the procs files given, with SIGTERM ignored; an
 // ignored signal stays ignored across exec, so PROGRAM (nsenter) outlives
 // a SIGTERM to its process group and waits for the program it runs.
 func runJoin(args []string) error {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		return errors.New("usage: cell join -- PROGRAM [ARGS...]")
+	args, err := enterGroups("join", args)
+	if err != nil {
+		return err
 	}
 	signal.Ignore(syscall.SIGTERM)
 	return syscall.Exec(args[0], args, os.Environ())
+}
+
+// runEnter executes "cell enter [--cgroup FILE...] -- PROGRAM ARGS..." in
+// the control groups of the procs files given: how a cell's first process
+// starts in the cell's group.
+func runEnter(args []string) error {
+	args, err := enterGroups("enter", args)
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(args[0], args, os.Environ())
+}
+
+// enterGroups parses "[--cgroup FILE...] -- PROGRAM ARGS...", writes this
+// process into each group and returns PROGRAM ARGS.
+func enterGroups(cmd string, args []string) ([]string, error) {
+	fs := flag.NewFlagSet("cell "+cmd, flag.ContinueOnError)
+	var groups []string
+	fs.Func("cgroup", "a control group's cgroup.procs file to join first", func(v string) error {
+		groups = append(groups, v)
+		return nil
+	})
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() == 0 {
+		return nil, fmt.Errorf("usage: cell %s [--cgroup FILE...] -- PROGRAM [ARGS...]", cmd)
+	}
+	// Writing 0 to a group's cgroup.procs moves the writer (cgroup v1 and
+	// v2 alike); what it executes and starts stays there.
+	for _, f := range groups {
+		if err := os.WriteFile(f, []byte("0"), 0); err != nil {
+			return nil, fmt.Errorf("join control group %s: %w", filepath.Dir(f), err)
+		}
+	}
+	return fs.Args(), nil
 }
 
 // runExec sets the process's limits and no_new_privs, then executes the

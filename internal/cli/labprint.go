@@ -258,9 +258,17 @@ func capitalize(s string) string {
 
 // printTimeline prints a session's timeline, one event a line.
 func printTimeline(cmd *cobra.Command, m *local, id string, asJSON bool) error {
-	evs, err := m.Timeline(cmd.Context(), id, 0)
-	if err != nil {
-		return err
+	var evs []session.Event
+	for after := int64(0); ; {
+		p, err := m.Timeline(cmd.Context(), id, after, 0)
+		if err != nil {
+			return err
+		}
+		evs = append(evs, p.Events...)
+		if !p.More {
+			break
+		}
+		after = p.Events[len(p.Events)-1].Seq
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {

@@ -91,7 +91,7 @@ func (s *quizStore) quizRecord(t *testing.T, id string) (results []store.Result,
 			results = append(results, r)
 		}
 	}
-	evs, err := s.Events(t.Context(), id, 0)
+	evs, err := s.Events(t.Context(), id, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,11 @@ func newServeCmd(g *globals) *cobra.Command {
 		insecure bool
 		// lease names the Lease replicas elect their leader with.
 		lease string
+		// A cell's budget, as written on the command line.
+		cellMemory, etcdQuota, cellCPU string
+		cellTasks             int64
+		// publicURL is where learners reach the server through a proxy.
+		publicURL string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -36,27 +41,31 @@ browser. Labs started in the browser are the same sessions the lab
 commands act on, so oplab lab check works on them too.
 
 Each learner's cluster runs in a cell of its own (bubblewrap namespaces),
-so that what a learner makes their cluster do cannot reach this machine.
-Where cells cannot be made, oplab serve says so and serves only this
-machine's own learner on loopback, without classes, unless
---insecure-clusters is given.
+so that what a learner makes their cluster do cannot reach this machine,
+and in a control group of its own with a budget (--cell-memory,
+--cell-cpu, --cell-tasks, --etcd-quota), so that one learner cannot take the machine
+from the others. Where cells or their groups cannot be made, oplab serve
+says so and serves only this machine's own learner on loopback, without
+classes, unless --insecure-clusters is given.
 
 Session cookies are signed with a key kept in the data directory. Replicas
 of one oplab (--leader-lease) share one key instead, given in the
 environment as OPLAB_COOKIE_KEY (32 bytes or more; the chart gives it from
 a Secret), so that any replica accepts a cookie another signed.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			var leader *app.LeaderOptions
 			if lease != "" {
-				var err error
 				if leader, err = app.LeaderLease(lease); err != nil {
 					return err
 				}
 			}
 			c := g.config()
 			c.Admission = admit
+			if c.Budget, err = app.ParseBudget(cellMemory, cellTasks, etcdQuota, cellCPU); err != nil {
+				return err
+			}
 			a, err := app.Open(ctx, c)
 			if err != nil {
 				return err
@@ -78,7 +87,7 @@ a Secret), so that any replica accepts a cookie another signed.`,
 				// Replicas share one key (see the chart); never a flag, which
 				// ps shows.
 				CookieKey: []byte(os.Getenv("OPLAB_COOKIE_KEY")),
-				Hosts:     webapp.Hosts(bound, hosts...), Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
+				Hosts:     webapp.Hosts(bound, hosts...), PublicURL: publicURL, Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
 				// Sessions an oplab left behind when it stopped are failed
 				// and their clusters deleted before anyone is served.
 				Repaired: func(rep session.RecoverReport) {
@@ -92,6 +101,9 @@ a Secret), so that any replica accepts a cookie another signed.`,
 			}
 			defer closeServer()
 			base := "http://" + signInHost(bound, hosts)
+			if p := s.PublicURL(); p != "" {
+				base = p
+			}
 			if leader != nil {
 				// One replica of several: its output is a pod's log, where
 				// a one-time sign-in token must not be. Learners come in
@@ -111,6 +123,11 @@ a Secret), so that any replica accepts a cookie another signed.`,
 	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
 	cmd.Flags().IntVar(&limits.Commands, "console-commands", app.DefaultConsoleCommands, "console commands one learner may run at once; one more is refused until one ends")
 	cmd.Flags().IntVar(&limits.Follows, "console-follows", app.DefaultConsoleFollows, "of those, commands that keep running (get -w, logs -f, rollout status, wait) one learner may have open at once")
+	cmd.Flags().StringVar(&publicURL, "public-url", "", "the address learners reach the server by when a proxy stands in front of it, such as https://lab.school.example: its host is answered, the sign-in links name it, and when it is https the cookies are Secure (the only way oplab is served over https)")
+	cmd.Flags().StringVar(&cellMemory, "cell-memory", "", "the memory each learner's cluster may use, all of its processes together, its page cache included (1Gi when not given; a kind node's 2Gi): past it the kernel stops a process of that cluster only, and the learner's page says so")
+	cmd.Flags().StringVar(&cellCPU, "cell-cpu", "", fmt.Sprintf("the share of the cores each learner's cluster may use once it is made, such as 500m or 1, or none (%dm when not given; a kind node's 1): every cluster also has the same weight beside every other", app.DefaultCellCPU))
+	cmd.Flags().Int64Var(&cellTasks, "cell-tasks", 0, fmt.Sprintf("the processes and threads each learner's cluster may run at once (%d when not given; a kind node's %d)", app.DefaultCellTasks, app.KindNodeTasks))
+	cmd.Flags().StringVar(&etcdQuota, "etcd-quota", "", "the most each learner's etcd may hold (256Mi when not given); past it etcd refuses writes with \"database space exceeded\"")
 	cmd.Flags().StringVar(&lease, "leader-lease", "", "run as one replica of several sharing a PostgreSQL store (--store): the replica holding this Lease (namespace/name, on the cluster oplab runs in) does the background work — expiry, pools, recovery — and every replica serves learners")
 	cmd.Flags().DurationVar(&expire.Max, "session-limit", 8*time.Hour, "end a live session this long after it started, however busy (0: never)")
 	return cmd

@@ -3,7 +3,9 @@ package cluster_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
@@ -50,6 +53,12 @@ func TestKindLifecycle(t *testing.T) {
 	}
 	if want := "Ensuring node image (" + nodeImage + ")"; !slices.Contains(done, want) {
 		t.Errorf("finished steps: got %q, want %q", done, want)
+	}
+
+	// The node container is bounded by its budget (budget.Kind).
+	out, err := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{.HostConfig.Memory}} {{.HostConfig.MemorySwap}} {{.HostConfig.PidsLimit}}", "oplab-"+c.Name+"-control-plane").CombinedOutput()
+	if want := fmt.Sprintf("%d %d %d", budget.Kind.Memory, budget.Kind.Memory, budget.Kind.Tasks); err != nil || strings.TrimSpace(string(out)) != want {
+		t.Errorf("the node container's limits (memory, memory and swap, tasks): %s %v; want %s", out, err, want)
 	}
 
 	st, err := c.Provider.Status(ctx, c.Name)

@@ -347,8 +347,7 @@ func testConsoleInCell(t *testing.T, ctx context.Context, p *cluster.Provider, h
 	}
 	run := func(ctx context.Context, line, stdin string) (string, *console.Result, error) {
 		var out strings.Builder
-		res, err := r.Run(ctx, console.Request{Line: line, Owner: name, Kubeconfig: kubeconfig, Remote: remote, Stdin: []byte(stdin),
-			Output: func(c console.Chunk) { out.Write(c.Data) }})
+		res, err := r.Run(ctx, console.Request{Target: console.Target{Owner: name, Kubeconfig: kubeconfig, Remote: remote}, Line: line, Stdin: []byte(stdin), Output: func(c console.Chunk) { out.Write(c.Data) }})
 		return out.String(), res, err
 	}
 	// The command runs with the kubeconfig it is given, as oplab's server
@@ -373,14 +372,12 @@ func testConsoleInCell(t *testing.T, ctx context.Context, p *cluster.Provider, h
 		t.Fatal(err)
 	}
 	var who strings.Builder
-	if _, err := r.Run(ctx, console.Request{Line: "kubectl auth whoami -o jsonpath={.status.userInfo.username}", Owner: name,
-		Kubeconfig: learner, Remote: remote, Output: func(c console.Chunk) { who.Write(c.Data) }}); err != nil || who.String() != "system:serviceaccount:default:learner" {
+	if _, err := r.Run(ctx, console.Request{Target: console.Target{Owner: name, Kubeconfig: learner, Remote: remote}, Line: "kubectl auth whoami -o jsonpath={.status.userInfo.username}", Output: func(c console.Chunk) { who.Write(c.Data) }}); err != nil || who.String() != "system:serviceaccount:default:learner" {
 		t.Fatalf("whoami with the learner's kubeconfig in the cell: %q, %v", who.String(), err)
 	}
 	who.Reset()
 	var exit *console.ExitError
-	if _, err := r.Run(ctx, console.Request{Line: "kubectl get configmap owner", Owner: name,
-		Kubeconfig: learner, Remote: remote, Output: func(c console.Chunk) { who.Write(c.Data) }}); !errors.As(err, &exit) || !strings.Contains(who.String(), "Forbidden") {
+	if _, err := r.Run(ctx, console.Request{Target: console.Target{Owner: name, Kubeconfig: learner, Remote: remote}, Line: "kubectl get configmap owner", Output: func(c console.Chunk) { who.Write(c.Data) }}); !errors.As(err, &exit) || !strings.Contains(who.String(), "Forbidden") {
 		t.Fatalf("a read the learner's account may not do, in the cell: %q, %v", who.String(), err)
 	}
 

@@ -17,10 +17,12 @@ import (
 	"log/slog"
 	"os"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 	"oplab.dev/oplab/internal/cluster/internal/providers/embedded"
 	"oplab.dev/oplab/internal/cluster/internal/providers/kind"
@@ -36,6 +38,7 @@ type (
 	State           = providers.State
 	Step            = providers.Step
 	HostProcess     = providers.HostProcess
+	Usage           = providers.Usage
 )
 
 // Cluster states.
@@ -59,6 +62,7 @@ var (
 type Provider struct {
 	backend providers.Provider
 	logger  *slog.Logger
+	budget  budget.Budget
 }
 
 // ProviderOption configures a Provider.
@@ -103,7 +107,7 @@ var ErrNoCell = embedded.ErrNoCell
 // ProviderWithEmbeddedOptions selects the embedded backend configured by o.
 func ProviderWithEmbeddedOptions(o EmbeddedOptions) ProviderOption {
 	return func(p *Provider) error {
-		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger, Confine: o.Confine})
+		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger, Confine: o.Confine, Budget: p.budget})
 		if err != nil {
 			return err
 		}
@@ -156,7 +160,8 @@ var ErrNoEngine = kind.ErrNoEngine
 // kind's library. The engine is detected on first use.
 func ProviderWithKind(o KindOptions) ProviderOption {
 	return func(p *Provider) error {
-		b, err := kind.New(kind.Options{DataDir: o.DataDir, NodeImage: o.NodeImage, ConfigPath: o.ConfigPath, Engine: o.Engine, Logger: p.logger})
+		b, err := kind.New(kind.Options{DataDir: o.DataDir, NodeImage: o.NodeImage, ConfigPath: o.ConfigPath, Engine: o.Engine, Logger: p.logger,
+			Budget: p.budget.Or(budget.Kind)})
 		if err != nil {
 			return err
 		}
@@ -204,6 +209,9 @@ func ProviderWithPods(o PodsOptions) ProviderOption {
 	return func(p *Provider) error {
 		if o.Logger == nil {
 			o.Logger = p.logger
+		}
+		if o.MemoryLimit.IsZero() && p.budget.Memory > 0 {
+			o.MemoryLimit = *resource.NewQuantity(p.budget.Memory, resource.BinarySI)
 		}
 		b, err := pods.New(o)
 		if err != nil {
@@ -323,6 +331,20 @@ func ProviderWithLogger(l *slog.Logger) ProviderOption {
 	}
 }
 
+// ProviderWithBudget sets each cluster's share of the machine (package
+// budget): its cell's control group on the embedded backend, its node
+// container's limits on kind. Give it before the backend option; fields
+// left zero take the backend's defaults (budget.Default, budget.Kind).
+func ProviderWithBudget(b budget.Budget) ProviderOption {
+	return func(p *Provider) error {
+		if err := b.WithDefaults().Validate(); err != nil {
+			return err
+		}
+		p.budget = b
+		return nil
+	}
+}
+
 // NewProvider returns a Provider configured by opts. A backend option is
 // required.
 func NewProvider(opts ...ProviderOption) (*Provider, error) {
@@ -350,6 +372,46 @@ func (p *Provider) Contained() (bool, error) {
 		return c.Contained()
 	}
 	return true, nil
+}
+
+// Usage reports what cluster name takes of its budget; ErrUnsupported
+// where clusters have no budget of oplab's (kind, pods: the container's
+// and the pod's limits are the engine's and the host cluster's).
+func (p *Provider) Usage(ctx context.Context, name string) (Usage, error) {
+	if b, ok := p.backend.(providers.Budgeted); ok {
+		return b.Usage(ctx, name)
+	}
+	return Usage{}, ErrUnsupported
+}
+
+// Maintain keeps cluster name inside its bounds where it can (see
+// providers.Budgeted); it does nothing on a backend without budgets.
+func (p *Provider) Maintain(ctx context.Context, name string) error {
+	if b, ok := p.backend.(providers.Budgeted); ok {
+		return b.Maintain(ctx, name)
+	}
+	return nil
+}
+
+// Budget returns the budget each new cluster gets from the kernel, and
+// whether it gets one: only the embedded backend's cells have one of
+// oplab's (kind's nodes and the pods backend's pods are bounded by their
+// engine and host cluster).
+func (p *Provider) Budget() (budget.Budget, bool) {
+	if b, ok := p.backend.(interface{ Budget() (budget.Budget, bool) }); ok {
+		return b.Budget()
+	}
+	return budget.Budget{}, false
+}
+
+// ConsoleGroup returns the cgroup.procs files a web console command of
+// cluster name's learner joins, so it counts against the cell's budget
+// under a ceiling of its own; nil where the cluster has none.
+func (p *Provider) ConsoleGroup(name string) []string {
+	if b, ok := p.backend.(providers.Budgeted); ok {
+		return b.ConsoleGroup(name)
+	}
+	return nil
 }
 
 // CreateOption tunes Create.

@@ -20,7 +20,7 @@ func clusterOf(p *pgv1.PostgresCluster) *Cluster {
 	}
 	for _, cd := range p.Status.Conditions {
 		c.Conditions = append(c.Conditions, Condition{
-			Type: cd.Type, Status: string(cd.Status), Reason: cd.Reason, Message: cd.Message,
+			Type: text(cd.Type), Status: text(string(cd.Status)), Reason: text(cd.Reason), Message: text(cd.Message),
 			LastTransitionTime: cd.LastTransitionTime.UTC(),
 		})
 	}
@@ -29,7 +29,7 @@ func clusterOf(p *pgv1.PostgresCluster) *Cluster {
 
 func podOf(p *corev1.Pod) Pod {
 	out := Pod{
-		Name: p.Name, Phase: string(p.Status.Phase),
+		Name: p.Name, Phase: text(string(p.Status.Phase)),
 		Deleting: p.DeletionTimestamp != nil, IP: p.Status.PodIP, Node: p.Spec.NodeName,
 		Created: p.CreationTimestamp.UTC(),
 	}
@@ -79,8 +79,8 @@ func eventsOf(evs []*corev1.Event, max int) []Event {
 	out := make([]Event, 0, len(evs))
 	for _, e := range evs {
 		out = append(out, Event{
-			Type: e.Type, Reason: e.Reason, Message: e.Message, Count: e.Count,
-			Object: e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name, Time: eventTime(e),
+			Type: text(e.Type), Reason: text(e.Reason), Message: text(e.Message), Count: e.Count,
+			Object: text(e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name), Time: eventTime(e),
 		})
 	}
 	slices.SortFunc(out, func(a, b Event) int {

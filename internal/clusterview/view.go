@@ -8,11 +8,36 @@ type View struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// Cluster is nil while the PostgresCluster does not exist.
-	Cluster   *Cluster   `json:"cluster"`
+	Cluster *Cluster `json:"cluster"`
+	// Pods are the first MaxPods of the instance pods by name; PodsMore
+	// counts the others.
 	Pods      []Pod      `json:"pods"`
+	PodsMore  int        `json:"podsMore"`
 	Endpoints []Endpoint `json:"endpoints"`
-	// Events are the namespace's newest events, newest first.
-	Events []Event `json:"events"`
+	// Events are the namespace's newest events, newest first; EventsMore
+	// counts the older ones left out.
+	Events     []Event `json:"events"`
+	EventsMore int     `json:"eventsMore"`
+}
+
+// bound cuts v to what a View carries (MaxPods, MaxAddresses,
+// MaxConditions, MaxText), counting what it leaves out; v's pods and
+// addresses are sorted.
+func (v *View) bound() {
+	if n := len(v.Pods); n > MaxPods {
+		v.Pods, v.PodsMore = v.Pods[:MaxPods:MaxPods], v.PodsMore+n-MaxPods
+	}
+	for i, e := range v.Endpoints {
+		if n := len(e.Addresses); n > MaxAddresses {
+			v.Endpoints[i].Addresses, v.Endpoints[i].AddressesMore = e.Addresses[:MaxAddresses:MaxAddresses], e.AddressesMore+n-MaxAddresses
+		}
+	}
+	if c := v.Cluster; c != nil {
+		c.Phase, c.CurrentPrimary, c.TargetPrimary = text(c.Phase), text(c.CurrentPrimary), text(c.TargetPrimary)
+		if len(c.Conditions) > MaxConditions {
+			c.Conditions = c.Conditions[:MaxConditions:MaxConditions]
+		}
+	}
 }
 
 // Cluster is the PostgresCluster's spec and status that matter to a viewer.
@@ -52,8 +77,11 @@ type Pod struct {
 // Endpoint is what one of the cluster's Services (-rw, -ro) sends traffic
 // to, from its EndpointSlices.
 type Endpoint struct {
-	Service   string    `json:"service"`
-	Addresses []Address `json:"addresses"`
+	Service string `json:"service"`
+	// Addresses are the first MaxAddresses by pod and address;
+	// AddressesMore counts the others.
+	Addresses     []Address `json:"addresses"`
+	AddressesMore int       `json:"addressesMore"`
 }
 
 // Address is one endpoint of a Service.

@@ -179,6 +179,10 @@ func (w *Watcher) informers() (sources, []factory, error) {
 		slices: endpoints.Discovery().V1().EndpointSlices().Informer(),
 		events: namespace.Core().V1().Events().Informer(),
 	}
+	// The caches keep only what the view reads (see bound.go).
+	if err := kind.slim(src); err != nil {
+		return sources{}, nil, fmt.Errorf("cluster view: %w", err)
+	}
 	return src, []factory{byName, instances, endpoints, namespace}, nil
 }
 
@@ -241,6 +245,8 @@ func (w *Watcher) build(src sources) (View, error) {
 		max = 30
 	}
 	v.Events = eventsOf(events, max)
+	v.EventsMore = len(events) - len(v.Events)
 	sortPods(v.Pods)
+	v.bound()
 	return v, nil
 }

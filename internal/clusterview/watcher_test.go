@@ -13,7 +13,6 @@ import (
 
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/cluster/clustertest"
-	"oplab.dev/oplab/internal/operator/install"
 )
 
 // TestWatcher watches a PostgresCluster that the real operator runs in a
@@ -24,18 +23,7 @@ func TestWatcher(t *testing.T) {
 	c := clustertest.New(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	in, err := install.ForCluster(c.Provider, c.Name, clustertest.BinDir(t), install.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := in.Install(ctx); err != nil {
-		t.Fatalf("install the operator: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := in.Uninstall(context.Background()); err != nil {
-			t.Errorf("uninstall: %v", err)
-		}
-	})
+	installOperator(t, ctx, c)
 
 	// The watcher starts before the cluster exists: the view says so.
 	r := watch(t, ctx, &Watcher{Config: c.Config, Namespace: "default", Name: "db"})

@@ -14,7 +14,7 @@ func BenchmarkConsoleGetPods(b *testing.B) {
 	r := f.runner(b, Options{})
 	b.Logf("sandboxed: %v", r.Sandboxed())
 	ctx := context.Background()
-	req := Request{Line: "kubectl get pods -A", Owner: "ada", Kubeconfig: f.kubeconfig, Output: func(Chunk) {}}
+	req := Request{Target: Target{Owner: "ada", Kubeconfig: f.kubeconfig}, Line: "kubectl get pods -A", Output: func(Chunk) {}}
 	for b.Loop() {
 		if _, err := r.Run(ctx, req); err != nil {
 			b.Fatal(err)

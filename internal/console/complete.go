@@ -24,22 +24,19 @@ const completeTimeout = 10 * time.Second
 // runner like any command) and asks for object names on each call. Safe for
 // concurrent use.
 type Completer struct {
-	r          *Runner
-	owner      string
-	kubeconfig []byte
-	remote     Remote
+	r      *Runner
+	target Target
 
 	mu      sync.Mutex
 	types   []string
 	typesAt time.Time
 }
 
-// Completer returns a completer for the session whose kubeconfig (or, on
-// a provider that runs the console in the learner's cell, Remote; nil
-// otherwise) is given, owned by owner: its questions to the cluster count
-// among owner's commands (Options.Limits).
-func (r *Runner) Completer(owner string, kubeconfig []byte, remote Remote) *Completer {
-	return &Completer{r: r, owner: owner, kubeconfig: kubeconfig, remote: remote}
+// Completer returns a completer for the session of t: its questions to
+// the cluster count among t.Owner's commands (Options.Limits) and run as
+// its commands do.
+func (r *Runner) Completer(t Target) *Completer {
+	return &Completer{r: r, target: t}
 }
 
 // Completion is the words that may replace the end of a line from byte
@@ -265,16 +262,16 @@ func (c *Completer) query(ctx context.Context, args ...string) ([]string, error)
 	if err != nil {
 		return nil, err
 	}
-	if c.owner == "" {
+	if c.target.Owner == "" {
 		return nil, errors.New("complete: no owner given")
 	}
-	release, err := c.r.limits.acquire(c.owner, cmd.Follow)
+	release, err := c.r.limits.acquire(c.target.Owner, cmd.Follow)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	var stdout bytes.Buffer
-	req := Request{Owner: c.owner, Kubeconfig: c.kubeconfig, Remote: c.remote, Output: func(ch Chunk) {
+	req := Request{Target: c.target, Output: func(ch Chunk) {
 		if ch.Stream == Stdout {
 			stdout.Write(ch.Data)
 		}

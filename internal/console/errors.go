@@ -24,3 +24,8 @@ func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 func refuse(msg string) error { return &RefusedError{Msg: msg} }
+
+// ErrOutOfMemory is a command the kernel stopped at the ceiling of its
+// learner's console group (Target.Cgroup): the learner's commands together
+// asked for more memory than their budget gives the console.
+var ErrOutOfMemory = errors.New("out of the console's memory")

@@ -20,12 +20,10 @@ func Example() {
 	defer r.Close()
 	kubeconfig := []byte("…the session's kubeconfig…")
 
-	res, err := r.Run(ctx, console.Request{
-		Line:       "kubectl get pods -L databases.example.com/role",
-		Owner:      "ada", // the session's learner: their commands share the caps
-		Kubeconfig: kubeconfig,
-		Output:     func(c console.Chunk) { fmt.Printf("%s: %s", c.Stream, c.Data) },
-	})
+	// The session's learner: their commands share the caps.
+	target := console.Target{Owner: "ada", Kubeconfig: kubeconfig}
+	res, err := r.Run(ctx, console.Request{Target: target, Line: "kubectl get pods -L databases.example.com/role",
+		Output: func(c console.Chunk) { fmt.Printf("%s: %s", c.Stream, c.Data) }})
 	var exit *console.ExitError
 	switch {
 	case errors.Is(err, console.ErrRefused):
@@ -38,6 +36,6 @@ func Example() {
 		fmt.Println("done in", res.Duration)
 	}
 
-	comp, _ := r.Completer("ada", kubeconfig, nil).Complete(ctx, "kubectl get po")
+	comp, _ := r.Completer(console.Target{Owner: "ada", Kubeconfig: kubeconfig, Remote: nil}).Complete(ctx, "kubectl get po")
 	fmt.Println(comp.From, comp.Candidates)
 }

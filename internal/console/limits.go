@@ -4,13 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"golang.org/x/time/rate"
 )
 
 // Defaults of Limits.
 const (
 	DefaultMaxCommands = 4
 	DefaultMaxFollows  = 2
+	// A learner types a few lines a second at most; a script posting
+	// refused lines as fast as the server answers would fill the store
+	// with them (each one recorded, if cut to a few KiB).
+	DefaultPerSecond = 5
+	DefaultBurst     = 20
 )
+
+// ErrTooFast matches, with errors.Is, the refusal of a line sent faster
+// than its owner's rate (Limits.PerSecond). It is also ErrRefused, and is
+// not recorded: it is the flood itself.
+var ErrTooFast = errors.New("console lines sent too fast")
 
 // ErrTooMany matches, with errors.Is, the refusal of a command that its
 // owner's caps do not leave room for. It is also ErrRefused.
@@ -27,6 +39,11 @@ type Limits struct {
 	// follow included, and the questions Tab asks the cluster
 	// (DefaultMaxCommands when zero or less).
 	Commands int
+	// PerSecond and Burst bound the lines one owner sends, refused ones
+	// included, before anything else is done with them
+	// (DefaultPerSecond and DefaultBurst when zero or less).
+	PerSecond float64
+	Burst     int
 	// Follows caps those of them that run until stopped: get -w, logs -f,
 	// rollout status, wait (DefaultMaxFollows when zero or less). A
 	// follow may run for FollowTimeout, so it gets a smaller cap.
@@ -41,6 +58,12 @@ func (l *Limits) setDefaults() {
 		l.Follows = DefaultMaxFollows
 	}
 	l.Follows = min(l.Follows, l.Commands)
+	if l.PerSecond <= 0 {
+		l.PerSecond = DefaultPerSecond
+	}
+	if l.Burst <= 0 {
+		l.Burst = DefaultBurst
+	}
 }
 
 // limiter counts the commands running per owner.
@@ -49,13 +72,40 @@ type limiter struct {
 
 	mu      sync.Mutex
 	running map[string]*counts // only owners with a command running
+	rates   map[string]*rate.Limiter
 }
 
 type counts struct{ commands, follows int }
 
 func newLimiter(max Limits) *limiter {
 	max.setDefaults()
-	return &limiter{max: max, running: map[string]*counts{}}
+	return &limiter{max: max, running: map[string]*counts{}, rates: map[string]*rate.Limiter{}}
+}
+
+// maxRates is how many owners' rates the limiter keeps before it forgets
+// those whose bucket is full again (they sent nothing for a while).
+const maxRates = 1024
+
+// allow takes one line of owner's rate, or refuses it.
+func (l *limiter) allow(owner string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.rates[owner]
+	if r == nil {
+		if len(l.rates) >= maxRates {
+			for o, x := range l.rates {
+				if x.Tokens() >= float64(l.max.Burst) {
+					delete(l.rates, o)
+				}
+			}
+		}
+		r = rate.NewLimiter(rate.Limit(l.max.PerSecond), l.max.Burst)
+		l.rates[owner] = r
+	}
+	if !r.Allow() {
+		return &RefusedError{Msg: fmt.Sprintf("lines are coming faster than %g a second: wait a moment", l.max.PerSecond), Err: ErrTooFast}
+	}
+	return nil
 }
 
 // acquire takes a place for one command of owner, a follow when follow,

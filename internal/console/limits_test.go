@@ -72,7 +72,7 @@ func start(t *testing.T, r *Runner, started func() []string, owner, line string)
 	c := &running{cancel: cancel, done: make(chan error, 1)}
 	before := len(started())
 	go func() {
-		_, err := r.Run(ctx, Request{Line: line, Owner: owner, Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")})
+		_, err := r.Run(ctx, Request{Target: Target{Owner: owner, Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")}, Line: line})
 		c.done <- err
 	}()
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
@@ -150,7 +150,7 @@ func TestLimitsPerOwner(t *testing.T) {
 
 	// Tab over the cap completes to nothing, without asking the cluster.
 	n := len(started())
-	comp, err := r.Completer("ada", []byte("x"), nil).Complete(context.Background(), "kubectl get pods de")
+	comp, err := r.Completer(Target{Owner: "ada", Kubeconfig: []byte("x"), Remote: nil}).Complete(context.Background(), "kubectl get pods de")
 	if err != nil || len(comp.Candidates) != 0 || len(started()) != n {
 		t.Errorf("completion over the cap: got %q, %v (%d starts); want nothing, no error, no start", comp.Candidates, err, len(started())-n)
 	}
@@ -193,7 +193,7 @@ func TestLimitsGiveBackEveryPlace(t *testing.T) {
 		{"kubectl apply -f -", "", ErrRefused}, // the editor is empty
 		{"kubectl version --client", "", nil},
 	} {
-		_, err := r.Run(context.Background(), Request{Line: tt.line, Owner: "ada", Kubeconfig: kc, Stdin: []byte(tt.stdin)})
+		_, err := r.Run(context.Background(), Request{Target: Target{Owner: "ada", Kubeconfig: kc}, Line: tt.line, Stdin: []byte(tt.stdin)})
 		var exit *ExitError
 		switch want := tt.want.(type) {
 		case nil:
@@ -216,7 +216,7 @@ func TestLimitsGiveBackEveryPlace(t *testing.T) {
 	if len(r.limits.running) != 0 {
 		t.Errorf("owners remembered with nothing running: %v", r.limits.running)
 	}
-	if _, err := r.Run(context.Background(), Request{Line: "kubectl version --client", Kubeconfig: kc}); err == nil || errors.Is(err, ErrRefused) {
+	if _, err := r.Run(context.Background(), Request{Target: Target{Kubeconfig: kc}, Line: "kubectl version --client"}); err == nil || errors.Is(err, ErrRefused) {
 		t.Errorf("no owner: got %v, want an error (every command has an owner)", err)
 	}
 }
@@ -224,13 +224,44 @@ func TestLimitsGiveBackEveryPlace(t *testing.T) {
 func TestLimitsDefaults(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ in, want Limits }{
-		{Limits{}, Limits{Commands: DefaultMaxCommands, Follows: DefaultMaxFollows}},
-		{Limits{Commands: 1}, Limits{Commands: 1, Follows: 1}},
-		{Limits{Commands: 8, Follows: 3}, Limits{Commands: 8, Follows: 3}},
-		{Limits{Commands: -1, Follows: -1}, Limits{Commands: DefaultMaxCommands, Follows: DefaultMaxFollows}},
+		{Limits{}, Limits{Commands: DefaultMaxCommands, Follows: DefaultMaxFollows, PerSecond: DefaultPerSecond, Burst: DefaultBurst}},
+		{Limits{Commands: 1}, Limits{Commands: 1, Follows: 1, PerSecond: DefaultPerSecond, Burst: DefaultBurst}},
+		{Limits{Commands: 8, Follows: 3, PerSecond: 2, Burst: 3}, Limits{Commands: 8, Follows: 3, PerSecond: 2, Burst: 3}},
+		{Limits{Commands: -1, Follows: -1, PerSecond: -1, Burst: -1}, Limits{Commands: DefaultMaxCommands, Follows: DefaultMaxFollows, PerSecond: DefaultPerSecond, Burst: DefaultBurst}},
 	} {
 		if got := newLimiter(tt.in).max; got != tt.want {
 			t.Errorf("newLimiter(%+v): got %+v, want %+v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// TestLinesPerSecond: an owner's lines, refused ones included, are
+// bounded by a rate; beyond its burst a line is refused at once with
+// ErrTooFast and nothing is parsed or started; another owner is not held
+// back.
+func TestLinesPerSecond(t *testing.T) {
+	r, _ := blockingRunner(t, Limits{PerSecond: 1, Burst: 5})
+	kc := []byte("apiVersion: v1\nkind: Config\n")
+	fast := 0
+	for range 50 {
+		// A line the allow-list refuses: it starts nothing, but it would
+		// be recorded.
+		_, err := r.Run(context.Background(), Request{Target: Target{Owner: "mallory", Kubeconfig: kc}, Line: "kubectl cp " + strings.Repeat("x", 1000)})
+		if errors.Is(err, ErrTooFast) {
+			if !errors.Is(err, ErrRefused) {
+				t.Fatal("ErrTooFast is not a refusal")
+			}
+			fast++
+		} else if !errors.Is(err, ErrRefused) {
+			t.Fatalf("a refused line: %v", err)
+		}
+	}
+	// 50 lines in well under the 45 s the rate would need: the burst of 5
+	// and at most a few more pass.
+	if fast < 40 {
+		t.Errorf("%d of 50 lines were refused for their rate, want at least 40", fast)
+	}
+	if _, err := r.Run(context.Background(), Request{Target: Target{Owner: "ada", Kubeconfig: kc}, Line: "kubectl cp a b"}); errors.Is(err, ErrTooFast) {
+		t.Error("another owner's line was refused for mallory's rate")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
@@ -31,7 +32,13 @@ func TestMain(m *testing.M) {
 // TestEveryPathSandboxed): whatever it is asked, it answers as kubectl get
 // -o name would, with one object named after where it runs: its home
 // directory's name and its user id.
+//
+// Asked "get hostuid", it waits a few seconds first, for the test to read
+// from the host which user it runs as.
 func probeKubectl() int {
+	if len(os.Args) > 2 && os.Args[1] == "get" && os.Args[2] == "hostuid" {
+		time.Sleep(3 * time.Second)
+	}
 	fmt.Printf("pod/%s-uid%d\n", filepath.Base(os.Getenv("HOME")), os.Getuid())
 	return 0
 }

@@ -168,7 +168,7 @@ func Serve(ctx context.Context, o ServeOptions, c Call, stdin io.Reader, stdout,
 	if cmd.Stdin && c.Stdin == 0 {
 		return fail(errors.New("the command reads input and none was given"))
 	}
-	req := Request{Owner: "cell", Kubeconfig: kc, Stdin: input, Output: func(ch Chunk) {
+	req := Request{Target: Target{Owner: "cell", Kubeconfig: kc}, Stdin: input, Output: func(ch Chunk) {
 		w := stdout
 		if ch.Stream != Stdout {
 			w = stderr

@@ -132,7 +132,7 @@ func TestRemote(t *testing.T) {
 	}
 	runOn := func(r *Runner, ctx context.Context, line, stdin string) (*recorder, *Result, error) {
 		rec := newRecorder()
-		res, err := r.Run(ctx, Request{Line: line, Owner: "ada", Kubeconfig: kc, Stdin: []byte(stdin), Output: rec.add, Remote: remote})
+		res, err := r.Run(ctx, Request{Target: Target{Owner: "ada", Kubeconfig: kc, Remote: remote}, Line: line, Stdin: []byte(stdin), Output: rec.add})
 		return rec, res, err
 	}
 	run := func(ctx context.Context, line, stdin string) (*recorder, *Result, error) {
@@ -168,13 +168,13 @@ func TestRemote(t *testing.T) {
 		if !errors.Is(err, ErrRefused) {
 			t.Fatalf("--kubeconfig: %v, want refused", err)
 		}
-		if _, err := r.Run(ctx, Request{Line: "kubectl get pods", Owner: "ada", Kubeconfig: f.kubeconfig}); err == nil ||
+		if _, err := r.Run(ctx, Request{Target: Target{Owner: "ada", Kubeconfig: f.kubeconfig}, Line: "kubectl get pods"}); err == nil ||
 			!strings.Contains(err.Error(), "only in a learner's cell") {
 			t.Fatalf("a request without a Remote on a remote-only runner: %v", err)
 		}
 	})
 	t.Run("completion", func(t *testing.T) {
-		c, err := r.Completer("ada", kc, remote).Complete(ctx, "kubectl get configm")
+		c, err := r.Completer(Target{Owner: "ada", Kubeconfig: kc, Remote: remote}).Complete(ctx, "kubectl get configm")
 		if err != nil || !strings.Contains(strings.Join(c.Candidates, " "), "configmaps") {
 			t.Fatalf("complete: %v, %+v", err, c)
 		}

@@ -72,6 +72,10 @@ type Options struct {
 	// RemoteBeat is how often a remote command's caller tells the far end
 	// it is there (DefaultBeat when zero; see Call).
 	RemoteBeat time.Duration
+	// Cell is the cell program (bin/cell), whose "enter" puts a command in
+	// its request's Cgroup before kubectl starts. A request with a Cgroup
+	// is refused without it.
+	Cell string
 }
 
 // Runner runs console commands as child processes of kubectl. It is safe
@@ -176,24 +180,36 @@ type Chunk struct {
 	Data   []byte `json:"data"`
 }
 
-// Request is one command to run.
-type Request struct {
-	// Line is the command line as the learner typed it.
-	Line string
+// Target is whose commands run and against what: a session's learner and
+// their cluster.
+type Target struct {
 	// Owner is whose command it is (the session's learner): the commands
 	// of one owner share the caps of Options.Limits.
 	Owner string
 	// Kubeconfig is the content of the learner's kubeconfig: the only
 	// credentials the command sees.
 	Kubeconfig []byte
+	// Remote, when set, runs the command in the learner's cell instead of
+	// on this machine, with Kubeconfig all the same.
+	Remote Remote
+	// Cgroup are the cgroup.procs files of the learner's console group
+	// (package budget: the console's leaf of their cell's group), which a
+	// command here joins before kubectl starts, so that it counts against
+	// the learner's budget under a ceiling of its own. Empty: the
+	// server's group.
+	Cgroup []string
+}
+
+// Request is one command to run.
+type Request struct {
+	Target
+	// Line is the command line as the learner typed it.
+	Line string
 	// Stdin is the YAML editor's text, given to commands with -f -.
 	Stdin []byte
 	// Output receives stdout, stderr and notices as they come, one call at
 	// a time, in order. Nil discards them.
 	Output func(Chunk)
-	// Remote, when set, runs the command in the learner's cell instead of
-	// on this machine, with Kubeconfig all the same.
-	Remote Remote
 }
 
 // Result is what happened to a command that was started.
@@ -206,17 +222,25 @@ type Result struct {
 	// Truncated says the output cap was reached.
 	Truncated bool
 	Duration  time.Duration
+	// memoryKilled: the command, in a console group, was killed by a
+	// signal nobody here sent (see outcome).
+	memoryKilled bool
 }
 
 // Run parses req.Line, and when the allow-list accepts it runs kubectl
 // with the request's kubeconfig in a private directory, streaming its
 // output to req.Output. A refused line returns a *RefusedError and starts
-// nothing; so does a line its owner's caps leave no room for (ErrTooMany),
-// checked once the line itself is accepted. Once started, the Result is always returned; the error is nil
+// nothing; so does a line sent faster than its owner's rate (ErrTooFast),
+// checked first, and one its owner's caps leave no room for (ErrTooMany),
+// checked once the line itself is accepted. Once started, the Result is
+// always returned; the error is nil
 // when kubectl exited 0, an *ExitError for another status, ErrTimeout or
 // ErrOutputLimit when the console stopped it, or the context's error when
 // the caller did (the way to stop get -w).
 func (r *Runner) Run(ctx context.Context, req Request) (*Result, error) {
+	if err := r.limits.allow(req.Owner); err != nil {
+		return nil, err
+	}
 	cmd, err := r.Parse(req.Line)
 	if err != nil {
 		return nil, err
@@ -247,7 +271,9 @@ func (r *Runner) exec(ctx context.Context, cmd *Command, req Request, limit time
 		return nil, err
 	}
 	defer r.removeDir(dir)
-	return r.run(ctx, cmd, r.spec(cmd, dir), req, limit)
+	spec := r.spec(cmd, dir)
+	spec.cgroup = req.Cgroup
+	return r.run(ctx, cmd, spec, req, limit)
 }
 
 func (r *Runner) checkInput(cmd *Command, req Request) error {
@@ -258,6 +284,8 @@ func (r *Runner) checkInput(cmd *Command, req Request) error {
 		return errors.New("run console command: no kubeconfig given")
 	case req.Owner == "":
 		return errors.New("run console command: no owner given")
+	case len(req.Cgroup) > 0 && req.Remote == nil && r.opts.Cell == "":
+		return errors.New("run console command: the learner's console has a control group, and this console no cell program to join it with")
 	case cmd.Stdin && len(req.Stdin) == 0:
 		return refuse(fmt.Sprintf("%s -f - reads the YAML editor, which is empty: write or paste a manifest there first", cmd))
 	case len(req.Stdin) > r.opts.MaxStdin:
@@ -305,6 +333,11 @@ func (r *Runner) run(ctx context.Context, cmd *Command, spec procSpec, req Reque
 	}
 	res := &Result{Command: cmd, PID: c.Process.Pid}
 	err := c.Wait()
+	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok && len(spec.cgroup) > 0 {
+		// kubectl itself, or under bubblewrap, which exits 128 plus the
+		// signal that killed its child.
+		res.memoryKilled = ws.Signaled() && ws.Signal() == syscall.SIGKILL || ws.Exited() && ws.ExitStatus() == 128+int(syscall.SIGKILL)
+	}
 	r.endGroup(res.PID)
 	res.Duration = time.Since(start)
 	res.ExitCode = c.ProcessState.ExitCode()
@@ -319,6 +352,11 @@ func (r *Runner) run(ctx context.Context, cmd *Command, spec procSpec, req Reque
 func (r *Runner) outcome(ctx context.Context, out *output, res *Result, limit time.Duration, waitErr error) error {
 	var exit interface{ ExitCode() int } // *exec.ExitError, remoteExit
 	switch {
+	case res.memoryKilled && ctx.Err() == nil:
+		// Killed, and not by the console: the kernel, at the ceiling of
+		// the learner's console group.
+		out.note(fmt.Sprintf("\n[stopped: %s used all the memory your console's commands may use together; ask for less — a label selector (-l), -o name, or --chunk-size — or wait for your other commands to end]\n", res.Command))
+		return fmt.Errorf("%s was stopped at the console's memory ceiling: %w", res.Command, ErrOutOfMemory)
 	case res.Truncated:
 		return fmt.Errorf("%s stopped after %d bytes of output: %w", res.Command, r.opts.MaxOutput, ErrOutputLimit)
 	case context.Cause(ctx) == errLimit && res.ExitCode < 0:
@@ -388,7 +426,20 @@ func (r *Runner) command(ctx context.Context, spec procSpec) *exec.Cmd {
 		c.Env = spec.env(spec.dir, filepath.Dir(spec.prog))
 		c.Dir = spec.dir
 	}
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if len(spec.cgroup) > 0 {
+		// "cell enter" joins the learner's console group, then executes
+		// the command: nothing of it runs outside the group.
+		args := []string{r.opts.Cell, "enter"}
+		for _, f := range spec.cgroup {
+			args = append(args, "--cgroup", f)
+		}
+		c.Args = append(append(args, "--", c.Path), c.Args[1:]...)
+		c.Path = r.opts.Cell
+	}
+	if c.SysProcAttr == nil {
+		c.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	c.SysProcAttr.Setpgid = true
 	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	// A grandchild holding the pipes open must not hold Wait forever.
 	c.WaitDelay = 2 * time.Second

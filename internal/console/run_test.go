@@ -90,6 +90,9 @@ func newFixture(t testing.TB) fixture {
 func (f fixture) runner(t testing.TB, opts Options) *Runner {
 	t.Helper()
 	opts.Kubectl = f.kubectl
+	if opts.Cell == "" {
+		opts.Cell = filepath.Join(clustertest.BinDir(t), "cell")
+	}
 	if opts.TempDir == "" {
 		opts.TempDir = t.TempDir()
 	}
@@ -109,7 +112,7 @@ func (f fixture) run(t *testing.T, r *Runner, line, stdin string) (*recorder, *R
 	rec := newRecorder()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := r.Run(ctx, Request{Line: line, Owner: "ada", Kubeconfig: f.kubeconfig, Stdin: []byte(stdin), Output: rec.add})
+	res, err := r.Run(ctx, Request{Target: Target{Owner: "ada", Kubeconfig: f.kubeconfig}, Line: line, Stdin: []byte(stdin), Output: rec.add})
 	return rec, res, err
 }
 
@@ -187,7 +190,7 @@ func TestRunner(t *testing.T) {
 		rec := newRecorder()
 		done := make(chan error, 1)
 		go func() {
-			_, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Owner: "ada", Kubeconfig: f.kubeconfig, Output: rec.add})
+			_, err := r.Run(ctx, Request{Target: Target{Owner: "ada", Kubeconfig: f.kubeconfig}, Line: "kubectl get pods -w", Output: rec.add})
 			done <- err
 		}()
 		select {
@@ -226,7 +229,7 @@ func TestRunner(t *testing.T) {
 		}
 		done := make(chan outcome, 1)
 		go func() {
-			res, err := r.Run(ctx, Request{Line: "kubectl get pods -w", Owner: "ada", Kubeconfig: f.kubeconfig, Output: rec.add})
+			res, err := r.Run(ctx, Request{Target: Target{Owner: "ada", Kubeconfig: f.kubeconfig}, Line: "kubectl get pods -w", Output: rec.add})
 			done <- outcome{res, err}
 		}()
 		// kubectl may write the header and the pod's line in separate
@@ -255,7 +258,7 @@ func TestRunner(t *testing.T) {
 	})
 
 	t.Run("completion", func(t *testing.T) {
-		c := r.Completer("ada", f.kubeconfig, nil)
+		c := r.Completer(Target{Owner: "ada", Kubeconfig: f.kubeconfig, Remote: nil})
 		tests := []struct {
 			line string
 			from int
@@ -383,7 +386,7 @@ func TestRefusedStartsNothing(t *testing.T) {
 	}
 	defer r.Close()
 	ctx := context.Background()
-	req := Request{Owner: "ada", Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")}
+	req := Request{Target: Target{Owner: "ada", Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")}}
 
 	req.Line = "kubectl version --client"
 	if _, err := r.Run(ctx, req); err != nil {

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"oplab.dev/oplab/internal/cell"
@@ -45,7 +46,19 @@ const (
 type sandbox struct {
 	bwrap string
 	etc   string // the runner's /etc files: hosts, nsswitch.conf, passwd
+	// cell, when set, is the cell program, through whose "cell hold" a
+	// root oplab runs bwrap as User instead of as root (package cell's
+	// Staging).
+	cell string
 }
+
+// User is the host user the console's commands run as when oplab runs as
+// root: an unprivileged id of the console's own, below the range the
+// cells' users take (200000 and up), so that a command is never root on
+// the host, not even inside its user namespace. Commands of several
+// learners share it: each runs in namespaces of its own, sees only its
+// own directory, and cannot signal or trace another's.
+const User = 199999
 
 // procSpec is one program to run: kubectl with its arguments, or, in
 // tests, a probe.
@@ -58,6 +71,9 @@ type procSpec struct {
 	system bool
 	extra  []string // more environment entries, NAME=value
 	diff   string   // KUBECTL_EXTERNAL_DIFF, when diff is available
+	// cgroup are the cgroup.procs files of the group the command joins
+	// (Target.Cgroup).
+	cgroup []string
 }
 
 // env is the child's whole environment, with home and bin as the child
@@ -95,6 +111,12 @@ func (r *Runner) setupSandbox(ctx context.Context) error {
 		return nil
 	}
 	sb, err := newSandbox(r.opts.TempDir)
+	if err == nil && os.Geteuid() == 0 {
+		if r.opts.Cell == "" {
+			err = errors.New("oplab runs as root, and the console has no cell program to run kubectl as a user of its own")
+		}
+		sb.cell = r.opts.Cell
+	}
 	if err == nil {
 		r.sandbox = sb
 		err = r.probe(ctx)
@@ -158,19 +180,30 @@ func newSandbox(tempDir string) (*sandbox, error) {
 	return &sandbox{bwrap: bwrap, etc: etc}, nil
 }
 
-// command is spec run under bwrap.
+// command is spec run under bwrap; as User when the sandbox has a cell
+// program (oplab runs as root).
 func (s *sandbox) command(ctx context.Context, spec procSpec) *exec.Cmd {
+	source := func(p string) string { return p }
+	var st *cell.Staging
+	if s.cell != "" {
+		paths := []string{spec.prog, spec.dir}
+		for _, name := range etcNames {
+			paths = append(paths, filepath.Join(s.etc, name))
+		}
+		st = cell.NewStaging(User, paths...)
+		source = st.Source
+	}
 	prog := boxBin + "/" + filepath.Base(spec.prog)
 	args := []string{
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
 		"--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
 		"--die-with-parent", "--hostname", "console",
 		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--ro-bind", spec.prog, prog,
-		"--bind", spec.dir, boxHome,
+		"--ro-bind", source(spec.prog), prog,
+		"--bind", source(spec.dir), boxHome,
 	}
-	for _, name := range []string{"hosts", "nsswitch.conf", "passwd", "group"} {
-		args = append(args, "--ro-bind", filepath.Join(s.etc, name), "/etc/"+name)
+	for _, name := range etcNames {
+		args = append(args, "--ro-bind", source(filepath.Join(s.etc, name)), "/etc/"+name)
 	}
 	// Public files a client may need to reach a cluster by name or with a
 	// public certificate: never the server's own files.
@@ -180,9 +213,32 @@ func (s *sandbox) command(ctx context.Context, spec procSpec) *exec.Cmd {
 	if spec.system || cell.Dynamic(spec.prog) {
 		args = append(args, cell.SystemBinds()...)
 	}
-	args = append(args, "--chdir", boxHome, "--", prog)
-	c := exec.CommandContext(ctx, s.bwrap, append(args, spec.args...)...)
+	args = append(append(args, "--chdir", boxHome, "--", prog), spec.args...)
+	c := exec.CommandContext(ctx, s.bwrap, args...)
+	if st != nil {
+		path, argv, unshare := st.Command(s.cell, s.bwrap, args)
+		c = exec.CommandContext(ctx, path, argv...)
+		c.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
+		// The command's directory is the user's to write in; nobody
+		// else's.
+		if err := chownTree(spec.dir, User); err != nil {
+			c.Err = err
+		}
+	}
 	c.Env = spec.env(boxHome, boxBin)
 	c.Dir = spec.dir
 	return c
+}
+
+// etcNames are the sandbox's /etc files.
+var etcNames = []string{"hosts", "nsswitch.conf", "passwd", "group"}
+
+// chownTree gives dir and what is in it to uid.
+func chownTree(dir string, uid int) error {
+	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
 }

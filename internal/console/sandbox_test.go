@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
 )
 
 // bwrapWorks skips the test, saying why, when bubblewrap cannot run here
@@ -77,6 +80,31 @@ func TestSandboxHidesServerFiles(t *testing.T) {
 	}
 }
 
+// hostUIDOf waits for a process whose command line starts with cmdline
+// (its arguments NUL-separated) and returns its real user id as the host
+// sees it.
+func hostUIDOf(t *testing.T, cmdline string) string {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			c, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			if err != nil || !strings.HasPrefix(string(c), cmdline) {
+				continue
+			}
+			st, err := os.ReadFile("/proc/" + e.Name() + "/status")
+			if err != nil {
+				continue
+			}
+			if f := strings.Fields(lineWith(string(st), "Uid:")); len(f) > 1 {
+				return f[1]
+			}
+		}
+	}
+	t.Fatalf("no process %q seen", cmdline)
+	return ""
+}
+
 func lineWith(s, prefix string) string {
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, prefix) {
@@ -132,12 +160,30 @@ func TestEveryPathSandboxed(t *testing.T) {
 	if err := os.WriteFile(kubectl, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: SandboxRequired})
+	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: SandboxRequired,
+		Cell: filepath.Join(clustertest.BinDir(t), "cell")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
 	want := "console-uid65534"
+	// Under a root oplab the sandbox's user is a host user of the
+	// console's own, never root (not even mapped into a namespace): seen
+	// from the host while the command runs.
+	if os.Geteuid() == 0 {
+		done := make(chan error, 1)
+		go func() {
+			_, err := r.Run(context.Background(), Request{Target: Target{Owner: "ada", Kubeconfig: []byte("apiVersion: v1\nkind: Config\n")},
+				Line: "kubectl get hostuid"})
+			done <- err
+		}()
+		if uid := hostUIDOf(t, "/opt/kubectl/kubectl\x00get\x00hostuid"); uid != strconv.Itoa(User) {
+			t.Errorf("the sandboxed kubectl runs as host user %s, want %d", uid, User)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("kubectl get hostuid: %v", err)
+		}
+	}
 	kc := []byte("apiVersion: v1\nkind: Config\n")
 	ctx := context.Background()
 
@@ -146,13 +192,12 @@ func TestEveryPathSandboxed(t *testing.T) {
 		{"kubectl apply -f -", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n"},
 	} {
 		var out strings.Builder
-		_, err := r.Run(ctx, Request{Line: tt.line, Owner: "ada", Kubeconfig: kc, Stdin: []byte(tt.stdin),
-			Output: func(c Chunk) { out.Write(c.Data) }})
+		_, err := r.Run(ctx, Request{Target: Target{Owner: "ada", Kubeconfig: kc}, Line: tt.line, Stdin: []byte(tt.stdin), Output: func(c Chunk) { out.Write(c.Data) }})
 		if err != nil || strings.TrimSpace(out.String()) != "pod/"+want {
 			t.Errorf("%q: got %q (%v), want pod/%s", tt.line, out.String(), err, want)
 		}
 	}
-	comp, err := r.Completer("ada", kc, nil).Complete(ctx, "kubectl logs ")
+	comp, err := r.Completer(Target{Owner: "ada", Kubeconfig: kc, Remote: nil}).Complete(ctx, "kubectl logs ")
 	if err != nil || len(comp.Candidates) != 1 || comp.Candidates[0] != want {
 		t.Errorf("completion: got %q (%v), want [%s]", comp.Candidates, err, want)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"time"
@@ -127,13 +128,46 @@ func (s *Server) apiStatus(c *gin.Context) {
 	s.reply(c, v, err)
 }
 
-func (s *Server) apiTimeline(c *gin.Context) {
-	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
-	v, err := s.cfg.Learning.Timeline(c.Request.Context(), session(c).ID, after)
+func (s *Server) apiTimeline(c *gin.Context) { s.timelinePage(c, session(c).ID) }
+
+// timelinePage answers a request for a page of session id's timeline:
+// ?after=<seq>&limit=<n>, both optional. A page holds at most limit events
+// (the application bounds it); a full page may have more after it, which
+// the page asks for next, after its last seq.
+func (s *Server) timelinePage(c *gin.Context, id string) {
+	after, limit, err := pageQuery(c)
+	if err != nil {
+		s.failJSON(c, err)
+		return
+	}
+	v, _, err := s.cfg.Learning.Timeline(c.Request.Context(), id, after, limit)
 	if v == nil {
 		v = []Update{}
 	}
 	s.reply(c, v, err)
+}
+
+// pageQuery reads a timeline page's ?after= and ?limit=; either may be
+// left out (0).
+func pageQuery(c *gin.Context) (after int64, limit int, err error) {
+	if after, err = queryCount(c, "after"); err != nil {
+		return 0, 0, err
+	}
+	n, err := queryCount(c, "limit")
+	return after, int(min(n, math.MaxInt32)), err
+}
+
+// queryCount reads ?name= as a whole number, 0 or more; 0 when absent.
+func queryCount(c *gin.Context, name string) (int64, error) {
+	v := c.Query(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("?%s=%q: give a whole number, 0 or more: %w", name, v, ErrInvalid)
+	}
+	return n, nil
 }
 
 func (s *Server) apiChaos(c *gin.Context) {
@@ -231,15 +265,21 @@ func (s *Server) apiEvents(c *gin.Context) {
 				if id == "" {
 					continue
 				}
-				evs, err := s.cfg.Learning.Timeline(ctx, id, after)
-				if err != nil {
-					s.log.Warn("read timeline", "session", id, "err", err)
-					continue
-				}
-				for _, ev := range evs {
-					after = max(after, ev.Seq)
-					if !send(ctx, out, ev) {
-						return
+				// A page at a time: what the page has not seen yet may be
+				// a long history.
+				for more := true; more; {
+					var evs []Update
+					var err error
+					evs, more, err = s.cfg.Learning.Timeline(ctx, id, after, 0)
+					if err != nil {
+						s.log.Warn("read timeline", "session", id, "err", err)
+						break
+					}
+					for _, ev := range evs {
+						after = max(after, ev.Seq)
+						if !send(ctx, out, ev) {
+							return
+						}
 					}
 				}
 			}

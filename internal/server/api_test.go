@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -188,4 +189,73 @@ func counterValue(t *testing.T, m *metrics.Metrics, name, label, value string) f
 		}
 	}
 	return 0
+}
+
+// TestTimelinePages: the timeline is read a page at a time: ?limit= and
+// ?after= reach the application, which bounds the page; a page reads on
+// after the last seq of the one before; a limit that is not a count is
+// refused.
+func TestTimelinePages(t *testing.T) {
+	ts := newTestServer(t)
+	page := func(query string) (int, []Update) {
+		t.Helper()
+		code, body, _ := do(t, ts.client, "GET", ts.URL+"/api/sessions/alice-1/timeline"+query, "", nil)
+		var evs []Update
+		if code == http.StatusOK {
+			if err := json.Unmarshal([]byte(body), &evs); err != nil {
+				t.Fatalf("%s: %v in %s", query, err, body)
+			}
+		}
+		return code, evs
+	}
+	if code, evs := page(""); code != http.StatusOK || len(evs) != fakePage || evs[0].Seq != 1 {
+		t.Errorf("no query: got %d, %d events, want the first page of %d", code, len(evs), fakePage)
+	}
+	if _, evs := page("?limit=100000"); len(evs) != fakePage {
+		t.Errorf("a limit over the page: got %d events, want %d", len(evs), fakePage)
+	}
+	var all []Update
+	for after := int64(0); ; {
+		_, evs := page(fmt.Sprintf("?after=%d&limit=50", after))
+		if len(evs) > 50 {
+			t.Fatalf("limit 50: got %d events", len(evs))
+		}
+		all = append(all, evs...)
+		if len(evs) < 50 {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	if len(all) != fakeTimeline || all[len(all)-1].Seq != fakeTimeline {
+		t.Errorf("read page by page: got %d events, want %d", len(all), fakeTimeline)
+	}
+	for _, q := range []string{"?limit=many", "?limit=-1", "?after=x"} {
+		if code, _ := page(q); code != http.StatusBadRequest {
+			t.Errorf("%s: got %d, want 400", q, code)
+		}
+	}
+}
+
+// TestEventsReadTheTimelineInPages: the events stream sends a session's
+// whole timeline, longer than a page, each event once and in order.
+func TestEventsReadTheTimelineInPages(t *testing.T) {
+	ts := newTestServer(t)
+	conn, code := dialWS(t, ts, "/api/events?session=alice-1", ts.URL)
+	if conn == nil {
+		t.Fatalf("dial: %d", code)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for want := int64(1); want <= fakeTimeline; {
+		var u Update
+		if err := conn.ReadJSON(&u); err != nil {
+			t.Fatalf("read events: %v (up to seq %d of %d)", err, want-1, fakeTimeline)
+		}
+		if u.Seq == 0 {
+			continue // an operation's step
+		}
+		if u.Seq != want {
+			t.Fatalf("event seq %d, want %d", u.Seq, want)
+		}
+		want++
+	}
 }

@@ -37,8 +37,10 @@ type SessionViews interface {
 	Session(ctx context.Context, id string) (*SessionRef, error)
 	// Status is the session's view, sent to the browser as JSON.
 	Status(ctx context.Context, id string) (any, error)
-	// Timeline returns the session's events after seq, oldest first.
-	Timeline(ctx context.Context, id string, after int64) ([]Update, error)
+	// Timeline returns a page of the session's events after seq, oldest
+	// first: at most limit (the application's own page when 0, and never
+	// more than it), and whether more follow.
+	Timeline(ctx context.Context, id string, after int64, limit int) ([]Update, bool, error)
 	// Debrief returns the session's record on one time axis: events and
 	// the operator's log.
 	Debrief(ctx context.Context, id string) (*Debrief, error)

@@ -1,19 +1,25 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/browsertest"
 	"oplab.dev/oplab/web"
 )
 
 // TestBrowserInstructorBoard: in Chromium, an instructor signs in, opens
-// her class and sees a row for its member; when the app reports an event
-// of the member's session (the fault, then the recovery), the row changes
-// without a reload; the member's read-only view shows the timeline.
+// her class and sees a row for its member, with the select box and the
+// buttons of the actions the row allows; when the app reports an event of
+// the member's session (the fault, then the recovery), the row changes
+// without a reload, and its buttons go with the session's end of being
+// live; the member's read-only view shows the timeline, all of it, read a
+// page at a time. (internal/app/webapp's TestBrowserBoardActions presses
+// each button on a real session.)
 func TestBrowserInstructorBoard(t *testing.T) {
 	app := newFakeApp()
 	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
@@ -40,26 +46,35 @@ func TestBrowserInstructorBoard(t *testing.T) {
 		textContains(`#grid-body tr[data-session="bob-1"] .state`, "in the exercise"),
 		textContains(`#board-live`, "live"),
 		textContains(`#grid-body tr[data-session="bob-1"] td.current .fault`, "fault live 2m"),
+		chromedp.WaitVisible(`#grid-body tr[data-session="bob-1"] input[data-select]`),
+		chromedp.WaitVisible(`#grid-body tr[data-session="bob-1"] button[data-act="reset"]`),
+		chromedp.WaitVisible(`#grid-body tr[data-session="bob-1"] button[data-act="extend"]`),
+		chromedp.WaitVisible(`#grid-body tr[data-session="bob-1"] button[data-act="end"]`),
 		sh.take("board"))
 	// The app reports the member's recovery: the row's cell shows it
 	// passed, with no reload of the page.
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded = true`)); err != nil {
 		t.Fatal(err)
 	}
-	app.classEvent("morning", "bob-1", func(s *SessionRef, c *BoardCell) {
+	app.classEvent("morning", "bob-1", func(s *SessionRef, c *board.Cell) {
 		s.State = "completed"
-		*c = BoardCell{Score: 5, Total: 5, Passed: true, Hints: 1}
+		*c = board.Cell{Score: 5, Total: 5, Passed: true, Hints: 1}
 	}, Update{Kind: "recovered", Exercise: "delete-primary", Message: "recovered"})
 	sh.step(t, ctx, "the row changes live",
 		textContains(`#grid-body tr[data-session="bob-1"] .state`, "completed"),
 		textContains(`#grid-body tr[data-session="bob-1"] td.passed-count`, "1"),
 		textContains(`#grid-body tr[data-session="bob-1"] td.ok`, "5/5"),
 		chromedp.Poll[chromedp.Void](`window.notReloaded === true && !document.querySelector('#grid-body .fault')`),
+		// Completed, the session is no longer live: nothing to select or press.
+		chromedp.WaitNotPresent(`#grid-body tr[data-session="bob-1"] input[data-select]`),
+		chromedp.WaitNotPresent(`#grid-body tr[data-session="bob-1"] button[data-act]`),
 		sh.take("changed"))
 	sh.step(t, ctx, "the member's session, read-only",
 		chromedp.Click(`#grid-body tr[data-session="bob-1"] th a`),
 		chromedp.WaitVisible(`#timeline li`),
 		textContains(`#timeline`, "ready → in-exercise"),
+		// The whole timeline, read a page at a time, each event once.
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelectorAll('#timeline li').length === %d`, fakeTimeline)),
 		textContains(`#learner-state`, "completed"),
 		sh.take("learner"))
 	if l := errs.List(); len(l) > 0 {

@@ -92,6 +92,8 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains(".current-primary", "prod-db-1"),
 		textContains(`tr[data-pod="prod-db-1"] .role`, "primary"),
 		textContains(`tr[data-service="prod-db-rw"] .addresses`, "prod-db-1"),
+		textContains(`#cluster .pods-more`, "and 600 more"),
+		textContains(`tr[data-service="prod-db-ro"] .addresses`, "and 5 more"),
 		sh.take("cluster"))
 	sh.step(t, ctx, "run a command in the console",
 		chromedp.Click(`#tab-console`),

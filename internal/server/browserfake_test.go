@@ -172,11 +172,14 @@ func (f *fakeStreams) cluster(primary string, pods []string) {
 		"namespace": "default", "name": "prod-db",
 		"cluster": map[string]any{"phase": "Ready", "replicas": 3, "readyReplicas": 3, "currentPrimary": primary, "targetPrimary": primary,
 			"conditions": []map[string]any{{"type": "Ready", "status": "True"}, {"type": "PrimaryAvailable", "status": "True"}}},
-		"pods": ps,
+		// A learner's Deployment with the instance's labels copied:
+		// the view lists the first pods and counts the others.
+		"pods": ps, "podsMore": 600,
 		"endpoints": []map[string]any{
-			{"service": "prod-db-rw", "addresses": []map[string]any{{"ip": "10.0.0.2", "pod": primary, "ready": true}}},
-			{"service": "prod-db-ro", "addresses": ro}},
-		"events": []map[string]any{{"type": "Normal", "reason": "Promoted", "object": "Pod/" + primary, "message": fmt.Sprintf("%s is the primary", primary)}},
+			{"service": "prod-db-rw", "addresses": []map[string]any{{"ip": "10.0.0.2", "pod": primary, "ready": true}}, "addressesMore": 0},
+			{"service": "prod-db-ro", "addresses": ro, "addressesMore": 5}},
+		"events":     []map[string]any{{"type": "Normal", "reason": "Promoted", "object": "Pod/" + primary, "message": fmt.Sprintf("%s is the primary", primary)}},
+		"eventsMore": 0,
 	})
 }
 

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"oplab.dev/oplab/internal/board"
 )
 
 // instructorView is what the instructor's page shows: their classes, and
 // the course's labs a class's form chooses from.
 type instructorView struct {
 	Instructor Instructor
-	Classes    []ClassEntry
+	Classes    []board.Class
 	Labs       []LabEntry
 }
 
@@ -59,7 +61,7 @@ func (s *Server) apiEditClass(c *gin.Context) {
 
 // replyForm answers a class form; an edit made from an old version says
 // so in the page's language, for the form to show.
-func (s *Server) replyForm(c *gin.Context, v *ClassEntry, err error) {
+func (s *Server) replyForm(c *gin.Context, v *board.Class, err error) {
 	if errors.Is(err, ErrChanged) {
 		c.AbortWithStatusJSON(http.StatusConflict, gin.H{"error": s.cat.text(pageLang(c.Request), "classform.changed"), "reason": "changed"})
 		return
@@ -110,7 +112,7 @@ func newClassFields(lang string, labs []LabEntry) classFieldsView {
 }
 
 // editClassFields are the fields of c's edit form.
-func editClassFields(lang string, labs []LabEntry, c ClassEntry) classFieldsView {
+func editClassFields(lang string, labs []LabEntry, c board.Class) classFieldsView {
 	v := classFieldsView{Lang: lang, ID: "edit-" + c.Name, Edit: true, Name: c.Name, Capacity: strconv.Itoa(c.Capacity),
 		Opens: rfc3339(c.Opens), Closes: rfc3339(c.Closes), TimeLimit: shortDuration(c.TimeLimit), Warm: c.Warm}
 	titles := map[string]string{}

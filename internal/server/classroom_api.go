@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -115,12 +114,7 @@ func (s *Server) apiClassTimeline(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	after, _ := strconv.ParseInt(c.Query("after"), 10, 64)
-	v, err := s.cfg.Learning.Timeline(c.Request.Context(), ref.ID, after)
-	if v == nil {
-		v = []Update{}
-	}
-	s.reply(c, v, err)
+	s.timelinePage(c, ref.ID)
 }
 
 func (s *Server) apiResetLearner(c *gin.Context) {

@@ -14,8 +14,11 @@ type Debrief struct {
 	State   string    `json:"state"`
 	Start   time.Time `json:"start"`
 	End     time.Time `json:"end"`
-	Events  []Update  `json:"events"`
-	Log     []LogLine `json:"log"`
+	// Events are the timeline's newest events, oldest first;
+	// EventsDropped counts the older ones left out.
+	Events        []Update  `json:"events"`
+	EventsDropped int       `json:"eventsDropped"`
+	Log           []LogLine `json:"log"`
 	// LogSource is "live" (from the running cluster), "recorded" (kept
 	// when the cluster was deleted) or "" (no log known).
 	LogSource string `json:"logSource"`

@@ -261,11 +261,26 @@ func (f *fakeApp) Stop(_ context.Context, id string, _ func(Update)) (any, error
 	return map[string]any{}, nil
 }
 
-func (f *fakeApp) Timeline(_ context.Context, id string, after int64) ([]Update, error) {
-	if after >= 1 {
-		return nil, nil
+// fakeTimeline is how many events each fake session's timeline holds, and
+// fakePage the most one read returns: a page that shows a timeline reads
+// it in pages.
+const fakeTimeline, fakePage = 1203, 500
+
+// Timeline pages through fakeTimeline events: the move to in-exercise,
+// then console commands.
+func (f *fakeApp) Timeline(_ context.Context, id string, after int64, limit int) ([]Update, bool, error) {
+	if limit <= 0 || limit > fakePage {
+		limit = fakePage
 	}
-	return []Update{{Seq: 1, Session: id, Kind: "state", Message: "ready → in-exercise"}}, nil
+	var out []Update
+	for seq := after + 1; seq <= fakeTimeline && len(out) < limit; seq++ {
+		u := Update{Seq: seq, Session: id, Kind: "console", Message: fmt.Sprintf("$ kubectl get pods (%d)", seq)}
+		if seq == 1 {
+			u.Kind, u.Message = "state", "ready → in-exercise"
+		}
+		out = append(out, u)
+	}
+	return out, after+int64(len(out)) < fakeTimeline, nil
 }
 
 var fakeQuiz = &quiz.Quiz{ID: "failover", Title: locale.Text{En: "Failover", Ko: "페일오버"}, Questions: []quiz.Question{{

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"oplab.dev/oplab/internal/board"
 )
 
 // fakeRoom is the instructor's side of fakeApp: ada runs the class
@@ -18,7 +20,7 @@ type fakeRoom struct {
 	// subs hear the events of a class's sessions.
 	subs map[string][]chan Update
 	// cell is bob's outcome on the one exercise.
-	cell BoardCell
+	cell board.Cell
 	// signIns are the sign-ins made, by their secret; removed
 	// instructors; admin flags changed since fakePasswords; the device
 	// each instructor sign-in was sent with (fakesignin_test.go).
@@ -80,10 +82,10 @@ func (f *fakeApp) managed(in Instructor, name string) error {
 	return nil
 }
 
-func (f *fakeApp) Classes(_ context.Context, in Instructor) ([]ClassEntry, error) {
+func (f *fakeApp) Classes(_ context.Context, in Instructor) ([]board.Class, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []ClassEntry
+	var out []board.Class
 	for _, name := range []string{"morning", "evening"} {
 		owner := f.roomLocked().owners[name]
 		if in.Admin || owner == in.Name {
@@ -91,19 +93,21 @@ func (f *fakeApp) Classes(_ context.Context, in Instructor) ([]ClassEntry, error
 			if f.room.closed[name] {
 				state = "closed"
 			}
-			out = append(out, ClassEntry{Name: name, Labs: []string{"failover"}, JoinCode: "ABCD-EFGH", Members: len(fakeClassSessions[name]),
+			out = append(out, board.Class{Name: name, Labs: []string{"failover"}, JoinCode: "ABCD-EFGH", Members: len(fakeClassSessions[name]),
 				Owner: owner, State: state})
 		}
 	}
 	return out, nil
 }
 
-func (f *fakeApp) Board(ctx context.Context, in Instructor, name, _ string) (*Board, error) {
+// Board has a row per session of the class, live until it completes,
+// whose actions are the application's (a reset only in the exercise).
+func (f *fakeApp) Board(ctx context.Context, in Instructor, name, _ string) (*board.View, error) {
 	if err := f.managed(in, name); err != nil {
 		return nil, err
 	}
 	cs, _ := f.Classes(ctx, Instructor{Admin: true})
-	b := &Board{At: time.Now(), Columns: []BoardColumn{{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: 5 * time.Minute}}}
+	b := &board.View{At: time.Now(), Columns: []board.Column{{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: 5 * time.Minute}}}
 	for _, c := range cs {
 		if c.Name == name {
 			b.Class = c
@@ -113,13 +117,17 @@ func (f *fakeApp) Board(ctx context.Context, in Instructor, name, _ string) (*Bo
 	defer f.mu.Unlock()
 	for _, id := range fakeClassSessions[name] {
 		s := f.sessions[id]
-		r := BoardRow{Learner: s.Learner, Name: "Bob", Session: s.ID, Lab: s.Lab, State: s.State, Exercise: "delete-primary",
-			Cells: []BoardCell{f.room.cell}, Hints: f.room.cell.Hints, LastActivity: time.Now().Add(-time.Minute)}
+		r := board.Row{Learner: s.Learner, Name: "Bob", Session: s.ID, Lab: s.Lab, State: s.State, Exercise: "delete-primary",
+			Cells: []board.Cell{f.room.cell}, Hints: f.room.cell.Hints, LastActivity: time.Now().Add(-time.Minute)}
 		if f.room.cell.Passed {
 			r.Passed = 1
 		}
+		if r.Active = s.State != "completed" && s.State != "expired"; r.Active {
+			r.Actions = []string{board.Extend, board.End}
+		}
 		if s.State == "in-exercise" {
-			r.FaultSince, r.Cells[0].Current = time.Now().Add(-2*time.Minute), true
+			r.T0, r.Cells[0].Current = time.Now().Add(-2*time.Minute), true
+			r.Actions = append([]string{board.Reset}, r.Actions...)
 		}
 		b.Rows = append(b.Rows, r)
 	}
@@ -160,7 +168,7 @@ func (f *fakeApp) ClassEvents(ctx context.Context, in Instructor, name string) (
 
 // classEvent changes session id as change says and tells the watchers of
 // class name.
-func (f *fakeApp) classEvent(name, id string, change func(s *SessionRef, cell *BoardCell), u Update) {
+func (f *fakeApp) classEvent(name, id string, change func(s *SessionRef, cell *board.Cell), u Update) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	change(f.sessions[id], &f.roomLocked().cell)
@@ -230,15 +238,15 @@ func (f *fakeApp) Export(_ context.Context, in Instructor, name string, w io.Wri
 // sends another is stale.
 const fakeClassVersion = 3
 
-func (f *fakeApp) CreateClass(_ context.Context, in Instructor, cf ClassForm) (*ClassEntry, error) {
+func (f *fakeApp) CreateClass(_ context.Context, in Instructor, cf ClassForm) (*board.Class, error) {
 	if cf.Name == "" || len(cf.Labs) == 0 {
 		return nil, fmt.Errorf("invalid class %q: name it and choose a lab: %w", cf.Name, ErrInvalid)
 	}
 	f.record(fmt.Sprintf("create %s %v %s %s", cf.Name, cf.Labs, cf.Capacity, cf.TimeLimit))
-	return &ClassEntry{Name: cf.Name, Labs: cf.Labs, JoinCode: "NEWCO-DE123", Owner: in.Name, State: "open", Version: 1}, nil
+	return &board.Class{Name: cf.Name, Labs: cf.Labs, JoinCode: "NEWCO-DE123", Owner: in.Name, State: "open", Version: 1}, nil
 }
 
-func (f *fakeApp) EditClass(_ context.Context, in Instructor, name string, cf ClassForm) (*ClassEntry, error) {
+func (f *fakeApp) EditClass(_ context.Context, in Instructor, name string, cf ClassForm) (*board.Class, error) {
 	if err := f.managed(in, name); err != nil {
 		return nil, err
 	}
@@ -246,5 +254,5 @@ func (f *fakeApp) EditClass(_ context.Context, in Instructor, name string, cf Cl
 		return nil, fmt.Errorf("class %q changed meanwhile: %w", name, ErrChanged)
 	}
 	f.record(fmt.Sprintf("edit %s %v new-code=%t reopen=%t", name, cf.Labs, cf.NewCode, cf.Reopen))
-	return &ClassEntry{Name: name, Labs: cf.Labs, Owner: in.Name, State: "open", Version: fakeClassVersion + 1}, nil
+	return &board.Class{Name: name, Labs: cf.Labs, Owner: in.Name, State: "open", Version: fakeClassVersion + 1}, nil
 }

@@ -106,7 +106,7 @@ func (s *Server) joinToken(c *gin.Context) string {
 	} else {
 		val = randomToken(24)
 		http.SetCookie(c.Writer, &http.Cookie{Name: joinCookie, Value: val, Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode, Secure: c.Request.TLS != nil, MaxAge: int((24 * time.Hour).Seconds())})
+			SameSite: http.SameSiteStrictMode, Secure: s.secure(c.Request), MaxAge: int((24 * time.Hour).Seconds())})
 	}
 	return base64.RawURLEncoding.EncodeToString(s.signer.mac(joinCookie, val))
 }
@@ -147,7 +147,7 @@ func (s *Server) signIn(c *gin.Context, id identity, si *SignIn) error {
 		return err
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: sessionCookie, Value: v, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: c.Request.TLS != nil, MaxAge: int(time.Until(expires).Seconds())})
+		SameSite: http.SameSiteStrictMode, Secure: s.secure(c.Request), MaxAge: int(time.Until(expires).Seconds())})
 	c.Set(ctxIdentity, id)
 	return nil
 }

@@ -17,12 +17,13 @@ import (
 // keeps docs/api.md's convention (see jsonconv.Check). A new field such as
 // `Foo time.Duration` fails here until its key ends in Ms and its type
 // writes milliseconds. The session's own views, which the application
-// hands over as they are, are checked in internal/app.
+// hands over as they are, are checked in internal/app; the class and its
+// board in internal/board.
 func TestJSONConvention(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{
 		[]LabEntry{}, SessionRef{}, []Update{}, Frame{}, ApplyResult{}, Completion{}, Debrief{},
-		ClassEntry{}, Board{}, Instructor{}, quiz.View{}, quiz.Outcome{},
+		Instructor{}, quiz.View{}, quiz.Outcome{},
 	} {
 		for _, err := range jsonconv.Check(v) {
 			t.Errorf("%T: %v", v, err)
@@ -30,9 +31,9 @@ func TestJSONConvention(t *testing.T) {
 	}
 }
 
-// TestJSONDurationsInMillis: the durations of the catalogue and the board
-// reach the browser as whole milliseconds under their ...Ms keys, and the
-// board row's T0 as t0.
+// TestJSONDurationsInMillis: the durations of the catalogue reach the
+// browser as whole milliseconds under their ...Ms keys (the board's: see
+// internal/board).
 func TestJSONDurationsInMillis(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 3, 4, 9, 30, 0, 0, time.UTC)
@@ -46,18 +47,6 @@ func TestJSONDurationsInMillis(t *testing.T) {
 		{"a lab completed", LabEntry{ID: "rbac", Duration: 10 * time.Minute, State: "completed", Session: "s-1", Score: 5, Total: 5,
 			Recoveries: []time.Duration{1500 * time.Millisecond, 4012 * time.Millisecond}},
 			`{"id":"rbac","title":"","summary":"","requires":null,"state":"completed","session":"s-1","score":5,"total":5,"timeLimitMs":600000,"recoveriesMs":[1500,4012]}`},
-		{"a class", ClassEntry{Name: "morning", TimeLimit: 45 * time.Minute},
-			`{"name":"morning","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0,"timeLimitMs":2700000}`},
-		{"a class without a limit", ClassEntry{Name: "evening"},
-			`{"name":"evening","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0}`},
-		{"a column", BoardColumn{Lab: "failover", Exercise: "delete-primary", TimeLimit: 5 * time.Minute},
-			`{"lab":"failover","exercise":"delete-primary","title":"","timeLimitMs":300000}`},
-		{"a cell", BoardCell{Score: 3, Total: 3, Passed: true, Recovery: 1234567 * time.Microsecond},
-			`{"score":3,"total":3,"passed":true,"hints":0,"recoveryMs":1235}`},
-		{"a row at fault", BoardRow{Learner: "l", Name: "Grace", FaultSince: t0, Cells: []BoardCell{{}}},
-			`{"learner":"l","name":"Grace","t0":"2026-03-04T09:30:00Z","cells":[{"score":0,"total":0,"passed":false,"hints":0}],"passed":0,"hints":0,"quizScore":0,"quizTotal":0}`},
-		{"the capacity", Capacity{Queue: 2, Estimate: 95 * time.Second},
-			`{"queue":2,"live":0,"starting":0,"clusterMemoryBytes":0,"clusterCpuCores":0,"measuredClusters":0,"memAvailableBytes":0,"idleCores":0,"cores":0,"estimateMs":95000}`},
 		{"an update", Update{Seq: 7, Kind: "chaos", Message: "fault in effect", Time: t0},
 			`{"seq":7,"kind":"chaos","message":"fault in effect","at":"2026-03-04T09:30:00Z"}`},
 	}

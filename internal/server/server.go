@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,11 @@ type Config struct {
 	Key []byte
 	// Hosts are the Host headers the server answers (see Hosts).
 	Hosts []string
+	// PublicURL is where learners reach the server when something stands
+	// in front of it (an https proxy, an Ingress): its host is answered
+	// besides Hosts, and when it is https every cookie is Secure, though
+	// the request reached the server in plain HTTP. See ParsePublicURL.
+	PublicURL *url.URL
 	// Learner is who signs in with a sign-in token: one person's server
 	// ("local", the CLI's learner, so both work on the same sessions).
 	Learner string
@@ -81,6 +87,40 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+}
+
+// ParsePublicURL reads the address learners reach the server by, as its
+// operator writes it: http or https, a host (and port), nothing after it.
+func ParsePublicURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("public URL %q: %w", s, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("public URL %q: want http:// or https://", s)
+	case u.Host == "" || u.User != nil:
+		return nil, fmt.Errorf("public URL %q: want a host, and no user", s)
+	case u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("public URL %q: oplab is served at the root of its host: give no path, query or fragment", s)
+	}
+	u.Path = ""
+	return u, nil
+}
+
+// PublicURL is where learners reach the server (Config.PublicURL), or ""
+// when it was not said.
+func (s *Server) PublicURL() string {
+	if s.cfg.PublicURL == nil {
+		return ""
+	}
+	return s.cfg.PublicURL.String()
+}
+
+// secure reports whether a cookie set in answer to r must be Secure: r
+// came over TLS, or the server's public URL is https (a proxy in front
+// ended TLS).
+func (s *Server) secure(r *http.Request) bool {
+	return r.TLS != nil || s.cfg.PublicURL != nil && s.cfg.PublicURL.Scheme == "https"
 }
 
 // New builds the server's routes.
@@ -122,6 +162,9 @@ func New(cfg Config) (*Server, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, h := range cfg.Hosts {
 		s.hosts[strings.ToLower(h)] = true
+	}
+	if u := cfg.PublicURL; u != nil {
+		s.hosts[strings.ToLower(u.Host)] = true
 	}
 	if err := s.routes(); err != nil {
 		return nil, err

@@ -96,7 +96,7 @@ func (s *Server) setDevice(c *gin.Context, instructor string) error {
 		return err
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: deviceCookie, Value: v, Path: devicePath, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: c.Request.TLS != nil, MaxAge: int(deviceTTL.Seconds())})
+		SameSite: http.SameSiteStrictMode, Secure: s.secure(c.Request), MaxAge: int(deviceTTL.Seconds())})
 	return nil
 }
 
@@ -171,7 +171,7 @@ func (s *Server) setLang(c *gin.Context) {
 		return
 	}
 	http.SetCookie(c.Writer, &http.Cookie{Name: langCookie, Value: l, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: 365 * 24 * 3600})
+		SameSite: http.SameSiteStrictMode, Secure: s.secure(c.Request), MaxAge: 365 * 24 * 3600})
 	c.Redirect(http.StatusSeeOther, localPath(c.PostForm("next")))
 }
 

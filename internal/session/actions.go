@@ -57,7 +57,7 @@ func (s *live) refuse(act Action) error {
 			return fmt.Errorf("exercise %s has not started: inject its chaos first: %w", ex.ID, ErrOutOfOrder)
 		}
 	case ActReset:
-		if a == nil {
+		if a == nil && !s.troubled {
 			return fmt.Errorf("exercise %s has not started, so there is nothing to reset: %w", ex.ID, ErrOutOfOrder)
 		}
 	default:

@@ -52,7 +52,7 @@ func TestResolve(t *testing.T) {
 	if _, err := f.m.Status(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("status of an unknown session: got %v, want ErrNotFound", err)
 	}
-	if _, err := f.m.Timeline(ctx, "ghost", 0); !errors.Is(err, ErrNotFound) {
+	if _, err := f.m.Timeline(ctx, "ghost", 0, 0); !errors.Is(err, ErrNotFound) {
 		t.Errorf("timeline of an unknown session: got %v, want ErrNotFound", err)
 	}
 	if _, err := f.m.Stop(ctx, "ghost", "", nil); !errors.Is(err, ErrNotFound) {
@@ -100,7 +100,7 @@ func TestViewJSON(t *testing.T) {
 	if len(st.Results) != 1 || st.Results[0].Recovery != 1500 || st.Results[0].Recovery.Duration() != 1500*time.Millisecond {
 		t.Errorf("results: got %+v, want one with a recovery of 1500 ms", st.Results)
 	}
-	evs, err := f.m.Timeline(ctx, "s", 0)
+	evs, err := timeline(ctx, f.m, "s")
 	if err != nil {
 		t.Fatal(err)
 	}

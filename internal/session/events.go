@@ -132,7 +132,9 @@ func (p Progress) report(ev *store.Event, _ *StepData) {
 	}
 }
 
-// newEvent builds a timeline event with data encoded as JSON.
+// newEvent builds a timeline event with data encoded as JSON. The store
+// cuts its texts and data to what an event keeps (store.MaxEventText,
+// store.MaxEventData), whatever a learner put in them.
 func newEvent(kind, exercise, msg string, data any) *store.Event {
 	ev := &store.Event{Kind: kind, Exercise: exercise, Message: msg, At: time.Now().UTC()}
 	if data != nil {

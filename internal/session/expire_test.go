@@ -136,7 +136,7 @@ func TestExtend(t *testing.T) {
 	if got, want := st.Extended.Duration(), 20*time.Minute; got != want {
 		t.Errorf("extended: got %s, want %s", got, want)
 	}
-	tl, err := f.m.Timeline(ctx, "live", 0)
+	tl, err := timeline(ctx, f.m, "live")
 	if err != nil {
 		t.Fatal(err)
 	}

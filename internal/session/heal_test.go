@@ -63,7 +63,7 @@ func TestHealProvisioning(t *testing.T) {
 		// busy is alice's only live session now.
 		t.Errorf("resolve: got %q, %v; want busy (dead is not active any more)", id, err)
 	}
-	evs, _ := other.Timeline(ctx, "dead", 0)
+	evs, _ := timeline(ctx, other, "dead")
 	if last := evs[len(evs)-1]; last.Kind != KindState || !strings.Contains(last.Message, "provisioning → failed") {
 		t.Errorf("last event of the abandoned start: got %+v, want the move to failed", last)
 	}
@@ -112,7 +112,7 @@ func TestHealInterrupted(t *testing.T) {
 	if st.State != Expired || !strings.Contains(st.Notice, "pid 999999) stopped while ending the session") {
 		t.Errorf("interrupted stop: got %s, notice %q; want expired, saying the stop was finished", st.State, st.Notice)
 	}
-	if evs, _ := m.Timeline(ctx, "stopping", 0); len(evs) == 0 || !strings.Contains(evs[len(evs)-1].Message, "expired: stopped by the learner") {
+	if evs, _ := timeline(ctx, m, "stopping"); len(evs) == 0 || !strings.Contains(evs[len(evs)-1].Message, "expired: stopped by the learner") {
 		t.Errorf("timeline of the interrupted stop: got %+v, want the move to expired with the learner's reason", evs)
 	}
 

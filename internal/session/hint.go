@@ -8,6 +8,7 @@ import (
 	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
+	"oplab.dev/oplab/internal/store"
 )
 
 // HintResult is the outcome of Hint.
@@ -88,16 +89,17 @@ func (m *Manager) Hint(ctx context.Context, id string) (*HintResult, error) {
 // hintUnlocks reads from the timeline what unlocked each hint shown in the
 // current attempt, by index: the timeline, not the working state, is the
 // record, so any process (a server, the CLI) answers alike.
+// Only the attempt's hint events are read: at most one per hint of the
+// exercise, however long the timeline.
 func (m *Manager) hintUnlocks(ctx context.Context, s *live) (map[int]*HintUnlock, error) {
-	evs, err := m.o.Store.Events(ctx, s.rec.ID, 0)
+	a := s.work.Attempt
+	f := store.EventFilter{Kinds: []string{KindHint}, Exercise: a.Exercise, Since: a.Started}
+	evs, err := m.o.Store.LatestEvents(ctx, s.rec.ID, f, max(len(s.exercise().Hints), 1))
 	if err != nil {
 		return nil, err
 	}
 	out := map[int]*HintUnlock{}
 	for _, ev := range evs {
-		if ev.Kind != KindHint || ev.Exercise != s.work.Attempt.Exercise || ev.At.Before(s.work.Attempt.Started) {
-			continue
-		}
 		var d HintData
 		if json.Unmarshal(ev.Data, &d) == nil && d.Unlock != nil {
 			out[d.Index] = d.Unlock // a later attempt's record replaces an earlier one's

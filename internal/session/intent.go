@@ -12,6 +12,8 @@ const (
 	OpChaos = "chaos"
 	OpReset = "reset"
 	OpStop  = "stop"
+	// OpRebuild is a reset that makes the cluster anew (see Reset).
+	OpRebuild = "rebuild"
 )
 
 // Pending is an operation on a session's cluster that has begun and not

@@ -24,7 +24,10 @@ type Store interface {
 	AppendEvents(ctx context.Context, sessionID string, evs ...*store.Event) error
 	Session(ctx context.Context, id string) (store.Session, error)
 	Sessions(ctx context.Context, f store.Filter) ([]store.Session, error)
-	Events(ctx context.Context, sessionID string, after int64) ([]store.Event, error)
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]store.Event, error)
+	LatestEvents(ctx context.Context, sessionID string, f store.EventFilter, limit int) ([]store.Event, error)
+	LastEvent(ctx context.Context, sessionID string, f store.EventFilter) (store.Event, bool, error)
+	CountEvents(ctx context.Context, sessionID string, f store.EventFilter) (map[string]int, error)
 	PutResult(ctx context.Context, r *store.Result) error
 	Results(ctx context.Context, sessionID string) ([]store.Result, error)
 }
@@ -218,12 +221,24 @@ type work struct {
 	Notice string `json:"notice,omitempty"`
 }
 
+// reset is w after its exercise was reset: the attempt, its hints and
+// whatever was under way are gone; what belongs to the session (its time
+// limit, the time an instructor added, when it was claimed) stays.
+// notice, when set, says what was done.
+func (w work) reset(notice string) work {
+	return work{TimeLimit: w.TimeLimit, Extended: w.Extended, Claimed: w.Claimed, Notice: notice}
+}
+
 // live is a loaded session: the stored record, its decoded working state
 // and its lab.
 type live struct {
 	rec  store.Session
 	work work
 	lab  *lab.Lab
+	// troubled: its cluster ran into a bound of its budget (read by
+	// Status and Reset), so Reset makes it anew whatever the exercise's
+	// step.
+	troubled bool
 }
 
 // record reads session id's stored record; an unknown id is ErrNotFound.

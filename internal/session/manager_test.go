@@ -128,7 +128,7 @@ func TestStartFailure(t *testing.T) {
 	if again.State != Failed || again.Error != st.Error {
 		t.Errorf("after reopen: got %s %q, want failed %q", again.State, again.Error, st.Error)
 	}
-	evs, _ := m2.Timeline(ctx, st.ID, 0)
+	evs, _ := timeline(ctx, m2, st.ID)
 	var kinds []string
 	for _, ev := range evs {
 		kinds = append(kinds, ev.Kind)
@@ -184,7 +184,7 @@ func TestOrder(t *testing.T) {
 		})
 	}
 	for _, id := range []string{"prov", "ready", "nofault", "faulted", "done", "gone", "gone2"} {
-		evs, _ := f.store.Events(ctx, id, 0)
+		evs, _ := f.store.Events(ctx, id, 0, 1000)
 		rec, _ := f.store.Session(ctx, id)
 		if len(evs) != 0 || rec.Version != 1 {
 			t.Errorf("session %s after refused calls: %d events, version %d; want 0 and 1", id, len(evs), rec.Version)
@@ -231,7 +231,7 @@ func TestStop(t *testing.T) {
 			t.Errorf("stop %s: got %s (cluster live %v), want %s and no cluster", tt.id, st.State, st.ClusterLive, tt.want)
 		}
 	}
-	evs, _ := f.m.Timeline(ctx, "live", 0)
+	evs, _ := timeline(ctx, f.m, "live")
 	if len(evs) != 1 || evs[0].Kind != KindState || !strings.Contains(evs[0].Message, "in-exercise → expired: stopped") {
 		t.Errorf("timeline of the stopped session: got %+v, want one move to expired (there was no cluster to delete)", evs)
 	}

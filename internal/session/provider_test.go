@@ -57,7 +57,7 @@ func TestSessionsOnTheirProvider(t *testing.T) {
 	if st.State != Ready {
 		t.Errorf("after a stop that could not reach the cluster: state %s, want %s (nothing was deleted)", st.State, Ready)
 	}
-	evs, _ := f.m.Timeline(ctx, "on-kind", 0)
+	evs, _ := timeline(ctx, f.m, "on-kind")
 	for _, ev := range evs {
 		if strings.Contains(ev.Message, "deleted") {
 			t.Errorf("timeline says %q for a cluster that was not deleted", ev.Message)

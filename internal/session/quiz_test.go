@@ -51,7 +51,7 @@ func (f *fixture) seedAs(t *testing.T, id, learner, lab string, state State, cre
 // quizEvents returns the quiz events of session id, decoded.
 func (f *fixture) quizEvents(t *testing.T, id string) []quizEvent {
 	t.Helper()
-	evs, err := f.store.Events(t.Context(), id, 0)
+	evs, err := f.store.Events(t.Context(), id, 0, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestQuizRefusesSubmissions(t *testing.T) {
 	if rs := f.quizResults(t, "s"); len(rs) != 0 {
 		t.Errorf("results after refused answers: got %+v, want none", rs)
 	}
-	if evs, _ := f.store.Events(ctx, "s", 0); len(evs) != 0 {
+	if evs, _ := f.store.Events(ctx, "s", 0, 1000); len(evs) != 0 {
 		t.Errorf("events after refused answers: got %+v, want none", evs)
 	}
 	if v, err := f.m.QuizView(ctx, "s"); err != nil || v.Attempt != 0 || v.Final || v.Grade != nil || shown(t, v) {

@@ -179,6 +179,11 @@ func (m *Manager) settleGone(ctx context.Context, s *live, progress Progress, qu
 			return nil
 		}
 		return m.settleExercise(ctx, s, p, progress)
+	case OpRebuild:
+		if quick {
+			return nil
+		}
+		return m.rebuild(ctx, s, fmt.Sprintf("%s stopped while making it anew at %s", m.who(s.rec.ID, p), when), progress)
 	}
 	s.work.Pending = nil // an operation this oplab does not know
 	return m.save(ctx, s, progress)
@@ -210,7 +215,7 @@ func (m *Manager) settleExercise(ctx context.Context, s *live, p *Pending, progr
 		msg = fmt.Sprintf("%s stopped during the reset of exercise %s (at %s); the reset was finished", who, ex.ID, when)
 	}
 	ev := newEvent(KindReset, ex.ID, msg, AttemptData{Attempt: a})
-	s.work = work{Notice: msg}
+	s.work = s.work.reset(msg)
 	return m.move(ctx, s, Ready, msg, progress, ev)
 }
 
@@ -229,27 +234,25 @@ func (m *Manager) who(id string, p *Pending) string {
 // lastStep names the last step the session recorded, for the reason of a
 // failed start.
 func (m *Manager) lastStep(ctx context.Context, s *live) string {
-	evs, err := m.o.Store.Events(ctx, s.rec.ID, 0)
+	ev, ok, err := m.o.Store.LastEvent(ctx, s.rec.ID, store.EventFilter{Kinds: []string{KindStep}})
 	if err != nil {
 		return ""
 	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if st := eventView(evs[i]).Step; st != nil && st.Message != "" {
-			return fmt.Sprintf(", after %q", st.Message)
-		}
+	if st := eventView(ev).Step; ok && st != nil && st.Message != "" {
+		return fmt.Sprintf(", after %q", st.Message)
 	}
 	return ", before its first step ended"
 }
 
 // lastActivity is the time of the session's newest timeline event.
 func (m *Manager) lastActivity(ctx context.Context, s *live) (time.Time, error) {
-	evs, err := m.o.Store.Events(ctx, s.rec.ID, 0)
+	ev, ok, err := m.o.Store.LastEvent(ctx, s.rec.ID, store.EventFilter{})
 	if err != nil {
 		return time.Time{}, err
 	}
 	// Every change of the record comes with an event.
-	if n := len(evs); n > 0 {
-		return evs[n-1].At, nil
+	if ok {
+		return ev.At, nil
 	}
 	return s.rec.Updated, nil
 }

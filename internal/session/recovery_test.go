@@ -150,7 +150,7 @@ func checkHintUnlock(t *testing.T, m *Manager, opts Options, id string) {
 	if again.New || len(again.Shown) != 1 || again.Shown[0].Unlock == nil || *again.Shown[0].Unlock != *u {
 		t.Errorf("hint from another manager: got new %v, shown %+v; want the nudge again, unlocked by %+v", again.New, again.Shown, u)
 	}
-	evs, err := m.Timeline(ctx, id, 0)
+	evs, err := timeline(ctx, m, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,9 +48,13 @@ type Status struct {
 	// (killed) half-way, or what the next command will do about it.
 	Notice string `json:"notice,omitempty"`
 	// Extended is the time an instructor added to the session's limit.
-	Extended Millis    `json:"extendedMs,omitempty"`
-	Created  time.Time `json:"created"`
-	Updated  time.Time `json:"updated"`
+	Extended Millis `json:"extendedMs,omitempty"`
+	// Budget is what the session's cluster takes of its share of the
+	// machine, and the bound it ran into, if any; nil where the provider
+	// keeps no budget.
+	Budget  *Budget   `json:"budget,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // Status reads a session; an unknown id is ErrNotFound. A session that
@@ -79,11 +83,14 @@ func (m *Manager) healID(ctx context.Context, id string) error {
 
 func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	ctx = context.WithoutCancel(ctx)
+	b := m.budgetOf(ctx, s)
+	s.troubled = b != nil && b.Trouble != nil
 	st := &Status{
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Active: s.state().Active(), Actions: s.actions(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error, Ended: s.work.Ended,
 		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated, Extended: millis(s.work.Extended),
+		Budget: b,
 	}
 	if st.Attempt != nil {
 		st.Attempt.T1Source = s.work.T1Source
@@ -102,21 +109,73 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	return st, nil
 }
 
-// Timeline returns a session's events after seq (0 for all), oldest
-// first; an unknown id is ErrNotFound.
-func (m *Manager) Timeline(ctx context.Context, id string, after int64) ([]Event, error) {
+// MaxTimelinePage is the most events one read of a timeline returns, and
+// what a read that asks for no number gets: a session's history is read a
+// page at a time, whatever its length.
+const MaxTimelinePage = 500
+
+// TimelinePage is a page of a session's timeline.
+type TimelinePage struct {
+	Events []Event `json:"events"`
+	// More is true when events after the last one follow: read again
+	// after its Seq.
+	More bool `json:"more"`
+}
+
+// Timeline returns a page of a session's timeline: up to limit events
+// after seq (0 from the start), oldest first; limit is at most, and by
+// default (0), MaxTimelinePage. An unknown id is ErrNotFound.
+func (m *Manager) Timeline(ctx context.Context, id string, after int64, limit int) (TimelinePage, error) {
 	if err := m.healID(ctx, id); err != nil {
-		return nil, err
+		return TimelinePage{}, err
 	}
-	evs, err := m.o.Store.Events(ctx, id, after)
+	if limit <= 0 || limit > MaxTimelinePage {
+		limit = MaxTimelinePage
+	}
+	evs, err := m.o.Store.Events(ctx, id, after, limit+1)
 	if err != nil {
+		return TimelinePage{}, err
+	}
+	p := TimelinePage{Events: make([]Event, 0, min(len(evs), limit)), More: len(evs) > limit}
+	for _, ev := range evs[:min(len(evs), limit)] {
+		p.Events = append(p.Events, eventView(ev))
+	}
+	return p, nil
+}
+
+// TimelineEnd returns the newest n events of a session's timeline, oldest
+// first, and how many older ones it leaves out: a window on a long
+// history, read without the rest of it. An unknown id is ErrNotFound.
+func (m *Manager) TimelineEnd(ctx context.Context, id string, n int) (evs []Event, older int, err error) {
+	if err := m.healID(ctx, id); err != nil {
+		return nil, 0, err
+	}
+	counts, err := m.o.Store.CountEvents(ctx, id, store.EventFilter{})
+	if err != nil {
+		return nil, 0, err
+	}
+	latest, err := m.o.Store.LatestEvents(ctx, id, store.EventFilter{}, n)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	evs = make([]Event, 0, len(latest))
+	for _, ev := range latest {
+		evs = append(evs, eventView(ev))
+	}
+	return evs, max(total-len(evs), 0), nil
+}
+
+// HintCounts counts the hints shown in session id, by exercise, every
+// attempt's.
+func (m *Manager) HintCounts(ctx context.Context, id string) (map[string]int, error) {
+	if _, err := m.record(ctx, id); err != nil {
 		return nil, err
 	}
-	out := make([]Event, 0, len(evs))
-	for _, ev := range evs {
-		out = append(out, eventView(ev))
-	}
-	return out, nil
+	return m.o.Store.CountEvents(ctx, id, store.EventFilter{Kinds: []string{KindHint}})
 }
 
 // Sessions lists a learner's sessions (all learners' when empty), newest

@@ -42,7 +42,7 @@ func TestWatcherSkips(t *testing.T) {
 	w.Poll(ctx)
 	for _, id := range []string{"nofault", "ready"} {
 		rec, _ := f.store.Session(ctx, id)
-		if evs, _ := f.store.Events(ctx, id, 0); len(evs) != 0 || rec.Version != 1 {
+		if evs, _ := f.store.Events(ctx, id, 0, 1000); len(evs) != 0 || rec.Version != 1 {
 			t.Errorf("session %s after a poll: %d events, version %d; want none written", id, len(evs), rec.Version)
 		}
 	}

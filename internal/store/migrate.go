@@ -108,6 +108,9 @@ var migrations = []string{
 	CREATE INDEX sign_ins_instructor ON sign_ins (instructor, created_at);
 	CREATE INDEX sign_ins_class ON sign_ins (class_id);
 	CREATE INDEX sign_ins_expires ON sign_ins (expires_at);`,
+	// 6: a session's newest events of a kind (its last step, the hints of
+	// an attempt) are read without the rest of its timeline.
+	`CREATE INDEX events_session_kind ON events (session_id, kind, seq);`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

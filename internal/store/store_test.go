@@ -57,7 +57,7 @@ func TestSessionsRoundTrip(t *testing.T) {
 		if err := s.UpdateSession(ctx, ghost); !errors.Is(err, ErrNotFound) {
 			t.Errorf("update of a missing session: got %v, want ErrNotFound", err)
 		}
-		evs, err := s.Events(ctx, "a", 0)
+		evs, err := s.Events(ctx, "a", 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -139,14 +139,14 @@ func TestEventsAndResults(t *testing.T) {
 		if err := s.AppendEvents(ctx, "ghost", &Event{Kind: "x"}); err == nil {
 			t.Error("append to a missing session: got nil error, want a foreign key error")
 		}
-		all, err := s.Events(ctx, "a", 0)
+		all, err := s.Events(ctx, "a", 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(all) != 2 || !all[0].At.Equal(t0) || string(all[0].Data) != `{"t0":"x"}` || string(all[1].Data) != "{}" {
 			t.Errorf("timeline: got %+v", all)
 		}
-		after, _ := s.Events(ctx, "a", evs[0].Seq)
+		after, _ := s.Events(ctx, "a", evs[0].Seq, 100)
 		if len(after) != 1 || after[0].Kind != "check" {
 			t.Errorf("events after seq %d: got %+v, want the check only", evs[0].Seq, after)
 		}
@@ -191,7 +191,7 @@ func TestEventsAndResults(t *testing.T) {
 		if err := s.DeleteSession(ctx, "a"); err != nil {
 			t.Fatal(err)
 		}
-		if evs, _ := s.Events(ctx, "a", 0); len(evs) != 0 {
+		if evs, _ := s.Events(ctx, "a", 0, 100); len(evs) != 0 {
 			t.Errorf("timeline after delete: got %d events, want 0", len(evs))
 		}
 		if err := s.DeleteSession(ctx, "a"); !errors.Is(err, ErrNotFound) {
@@ -231,7 +231,7 @@ func TestReopen(t *testing.T) {
 		if err != nil || got.State != "in-exercise" || got.Version != 2 {
 			t.Errorf("session after reopen: got %+v, %v; want in-exercise, version 2", got, err)
 		}
-		if evs, _ := s2.Events(ctx, "a", 0); len(evs) != 3 {
+		if evs, _ := s2.Events(ctx, "a", 0, 100); len(evs) != 3 {
 			t.Errorf("timeline after reopen: got %d events, want 3", len(evs))
 		}
 		if rs, _ := s2.Results(ctx, "a"); len(rs) != 1 || !rs[0].Passed {
@@ -306,7 +306,7 @@ func TestConcurrentWriters(t *testing.T) {
 		for err := range errs {
 			t.Error(err)
 		}
-		evs, err := first.Events(ctx, "a", 0)
+		evs, err := first.Events(ctx, "a", 0, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,9 +4,11 @@
 //
 // A Hub runs one upstream per key, started by the first subscriber and
 // stopped a grace period after the last one leaves. Each frame the upstream
-// emits is numbered from 1 and kept in a bounded ring, so a subscriber that
-// reconnects resumes after the last number it saw; one that fell out of the
-// ring is told how many frames it missed (a gap frame). Subscribers pull
+// emits is numbered from 1 and kept in a ring bounded in frames and in bytes
+// (Options.Ring, Options.RingBytes: whatever a learner makes the frames, a
+// key holds a bounded amount), so a subscriber that reconnects resumes
+// after the last number it saw; one that fell out of the ring is told how
+// many frames it missed (a gap frame). Subscribers pull
 // from the ring at their own pace and the upstream never waits for them; a
 // subscriber that falls more than MaxLag frames behind live is dropped.
 //

@@ -36,6 +36,10 @@ type Frame struct {
 	enc []byte // the frame's JSON, made once for every subscriber
 }
 
+// size is the bytes a frame kept in a ring holds: its data, its cursor
+// and its encoding.
+func (f Frame) size() int { return len(f.Data) + len(f.Cursor) + len(f.enc) }
+
 // MarshalJSON returns the frame's encoding; a data frame's is made once,
 // when it is published, however many subscribers send it.
 func (f Frame) MarshalJSON() ([]byte, error) {

@@ -42,6 +42,11 @@ type Options struct {
 	// Ring is how many frames each key keeps for subscribers that join or
 	// come back (1024).
 	Ring int
+	// RingBytes bounds the bytes of the frames each key keeps
+	// (DefaultRingBytes): beyond it the oldest go, as they do beyond Ring,
+	// and a subscriber that had not read them gets a gap. The newest frame
+	// is always kept, whatever its size.
+	RingBytes int
 	// MaxLag is how many frames, published since it joined, a subscriber
 	// may leave unread before it is dropped (256).
 	MaxLag int
@@ -51,6 +56,11 @@ type Options struct {
 	// Logger receives upstreams' ends; discarded when nil.
 	Logger *slog.Logger
 }
+
+// DefaultRingBytes is a key's RingBytes when Options leave it zero: a
+// thousand lines of a log, or a score of a cluster view's snapshots,
+// whatever a learner makes them.
+const DefaultRingBytes = 2 << 20
 
 // Errors a subscription ends with.
 var (
@@ -81,6 +91,9 @@ type Hub struct {
 func New(open Opener, opts Options) *Hub {
 	if opts.Ring <= 0 {
 		opts.Ring = 1024
+	}
+	if opts.RingBytes <= 0 {
+		opts.RingBytes = DefaultRingBytes
 	}
 	if opts.MaxLag <= 0 {
 		opts.MaxLag = 256

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -440,4 +441,73 @@ func TestResumeOnAnotherHub(t *testing.T) {
 	}
 	expectValues(t, lost, 7, 10)
 	lost.Close()
+}
+
+// TestRingBytes: a key's ring keeps at most RingBytes of frames, however
+// few frames that is, and the newest frame whatever its size; a
+// subscriber that had not read the frames let go gets a gap that counts
+// them, then what is kept.
+func TestRingBytes(t *testing.T) {
+	t.Parallel()
+	src := newSource()
+	const ringBytes = 16 << 10
+	h := newHub(t, src, Options{Ring: 1024, RingBytes: ringBytes, MaxLag: 1000})
+	behind := subscribe(t, h, From{})
+	defer behind.Close()
+	waitFor(t, src.started, "the upstream")
+	expectHello(t, behind)
+
+	emit := func(seq int, n int) {
+		src.mu.Lock()
+		e := src.emit
+		src.mu.Unlock()
+		e([]byte(fmt.Sprintf(`"%05d %s"`, seq, strings.Repeat("x", n))), cursor(seq))
+	}
+	for i := 1; i <= 100; i++ {
+		emit(i, 1<<10)
+	}
+	h.mu.Lock()
+	top := h.topics["k"]
+	h.mu.Unlock()
+	kept := func() (frames, bytes int) {
+		top.mu.Lock()
+		defer top.mu.Unlock()
+		for seq := top.oldest; seq <= top.last; seq++ {
+			f := top.ring[seq%uint64(len(top.ring))]
+			if f.Seq != seq {
+				t.Fatalf("ring slot of seq %d holds seq %d", seq, f.Seq)
+			}
+			frames, bytes = frames+1, bytes+f.size()
+		}
+		if bytes != top.bytes {
+			t.Fatalf("the ring counts %d bytes, its frames hold %d", top.bytes, bytes)
+		}
+		return frames, bytes
+	}
+	frames, bytes := kept()
+	if bytes > ringBytes || frames < 2 || frames >= 100 {
+		t.Errorf("after 100 frames of 1 KiB: the ring keeps %d frames, %d bytes; want at most %d bytes, some frames", frames, bytes, ringBytes)
+	}
+	if f := next(t, behind); f.Type != TypeGap || f.Seq != uint64(100-frames) || f.Skipped != uint64(100-frames) {
+		t.Errorf("the subscriber behind: got %s frame %d (skipped %d), want a gap of %d frames", f.Type, f.Seq, f.Skipped, 100-frames)
+	}
+	for seq := 100 - frames + 1; seq <= 100; seq++ {
+		if f := next(t, behind); f.Type != TypeData || f.Seq != uint64(seq) {
+			t.Fatalf("got %s frame %d, want data frame %d", f.Type, f.Seq, seq)
+		}
+	}
+
+	emit(101, 2*ringBytes) // one frame over the bound by itself
+	if frames, bytes := kept(); frames != 1 || bytes <= ringBytes {
+		t.Errorf("after a frame larger than the bound: the ring keeps %d frames of %d bytes, want that one", frames, bytes)
+	}
+	if f := next(t, behind); f.Type != TypeData || f.Seq != 101 {
+		t.Errorf("got %s frame %d, want the large frame, 101", f.Type, f.Seq)
+	}
+	late := subscribe(t, h, From{})
+	defer late.Close()
+	expectHello(t, late)
+	if f := next(t, late); f.Type != TypeData || f.Seq != 101 {
+		t.Errorf("a subscriber that joins: got %s frame %d, want the large frame, the one kept", f.Type, f.Seq)
+	}
 }

@@ -15,30 +15,53 @@ type topic struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the upstream has returned
 
-	mu     sync.Mutex
-	ring   []Frame // ring[seq % len(ring)] holds frame seq
-	last   uint64  // newest seq; 0 before the first frame
-	wake   chan struct{}
-	subs   map[*Subscription]struct{}
-	leaves uint64 // how many times the last subscriber left
-	ended  bool
-	err    error // the upstream's error, or ErrEnded / ErrClosed
+	mu   sync.Mutex
+	ring []Frame // ring[seq % len(ring)] holds frame seq, for seqs oldest..last
+	// oldest is the oldest seq kept (1 before the first frame is
+	// dropped); bytes the size of the frames kept, at most maxBytes but
+	// for the newest frame.
+	oldest   uint64
+	bytes    int
+	maxBytes int
+	last     uint64 // newest seq; 0 before the first frame
+	wake     chan struct{}
+	subs     map[*Subscription]struct{}
+	leaves   uint64 // how many times the last subscriber left
+	ended    bool
+	err      error // the upstream's error, or ErrEnded / ErrClosed
 }
 
 func newTopic(h *Hub, key string, o Options, cancel context.CancelFunc) *topic {
 	return &topic{
 		h: h, key: key, epoch: newEpoch(), maxLag: uint64(o.MaxLag), cancel: cancel,
-		done: make(chan struct{}), ring: make([]Frame, o.Ring), wake: make(chan struct{}),
+		done: make(chan struct{}), ring: make([]Frame, o.Ring), oldest: 1, maxBytes: o.RingBytes, wake: make(chan struct{}),
 		subs: map[*Subscription]struct{}{},
 	}
 }
 
 // first is the oldest seq still in the ring.
-func (t *topic) first() uint64 {
-	if n := uint64(len(t.ring)); t.last > n {
-		return t.last - n + 1
+func (t *topic) first() uint64 { return t.oldest }
+
+// keep puts f, the newest frame, in the ring, and drops the oldest frames
+// while the ring holds more than its frames or its bytes; t.mu is held.
+func (t *topic) keep(f Frame) {
+	n := uint64(len(t.ring))
+	if f.Seq-t.oldest >= n {
+		t.dropOldest() // f's place holds the oldest frame
 	}
-	return 1
+	t.ring[f.Seq%n] = f
+	t.bytes += f.size()
+	for t.bytes > t.maxBytes && t.oldest < f.Seq {
+		t.dropOldest()
+	}
+}
+
+// dropOldest lets go of the oldest frame in the ring; t.mu is held.
+func (t *topic) dropOldest() {
+	i := t.oldest % uint64(len(t.ring))
+	t.bytes -= t.ring[i].size()
+	t.ring[i] = Frame{}
+	t.oldest++
 }
 
 // publish numbers data, keeps it in the ring and wakes the subscribers;
@@ -55,7 +78,7 @@ func (t *topic) publish(data []byte, cursor string) {
 	t.last++
 	f := Frame{Seq: t.last, Type: TypeData, Cursor: cursor, Data: data}
 	f.enc = f.encode()
-	t.ring[t.last%uint64(len(t.ring))] = f
+	t.keep(f)
 	close(t.wake)
 	t.wake = make(chan struct{})
 	for s := range t.subs {

@@ -152,7 +152,9 @@ func TestServePongDeadline(t *testing.T) {
 func TestServeDropsClientThatStopsReading(t *testing.T) {
 	t.Parallel()
 	src := newSource()
-	h := newHub(t, src, Options{Ring: 64, MaxLag: 32})
+	// Room in the ring for all its 64 frames of 64 KiB: the reading client
+	// is never more than the ring behind.
+	h := newHub(t, src, Options{Ring: 64, RingBytes: 64 * 256 << 10, MaxLag: 32})
 	url, served := wsServer(t, h, WSOptions{WriteWait: 500 * time.Millisecond})
 	stuck := dial(t, url)
 	reader := dial(t, url)

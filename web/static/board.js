@@ -50,13 +50,22 @@ const cell = (c, r) => {
   return el('td', { class: cls }, ...(parts.length ? parts : ['–']));
 };
 
-const liveState = (r) => r.session && r.active;
+// actionsOf are what the instructor may do to the row's session now
+// (reset, extend, end): the application decides, the board only offers
+// them. can says whether act is one.
+const actionsOf = (r) => (r.session ? r.actions ?? [] : []);
+const can = (r, act) => actionsOf(r).includes(act);
+
+// actionButton is the row's button for act, posted to the route of the
+// same name.
+const actionButton = (r, act) => el('button', { type: 'button', class: act === 'end' ? 'danger' : undefined,
+  'data-act': act, 'data-session': r.session }, t(`board.${act}`));
 
 // selected keeps the ticked learners' sessions across redraws.
 const selected = new Set();
 
-const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.session || '', class: r.stuck ? 'stuck' : '' },
-  el('td', { class: 'select' }, liveState(r)
+const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.session || '', class: r.stuck || r.trouble ? 'stuck' : '' },
+  el('td', { class: 'select' }, can(r, 'extend')
     ? el('input', { type: 'checkbox', 'data-select': r.session, 'aria-label': t('board.select', { name: r.name }), checked: selected.has(r.session) })
     : ''),
   el('th', { scope: 'row' }, r.session
@@ -69,12 +78,8 @@ const row = (r) => el('tr', { 'data-learner': r.learner, 'data-session': r.sessi
   el('td', {}, String(r.hints)),
   el('td', {}, r.quizTotal > 0 ? `${r.quizScore}/${r.quizTotal}` : '–'),
   el('td', { class: 'activity' }, ago(r.lastActivity)),
-  el('td', { class: 'stuck' }, r.stuck ? t(`board.stuck.${r.stuck}`) : ''),
-  el('td', { class: 'actions' }, liveState(r) ? [
-    el('button', { type: 'button', 'data-act': 'reset', 'data-session': r.session }, t('board.reset')), ' ',
-    el('button', { type: 'button', 'data-act': 'extend', 'data-session': r.session }, t('board.extend')), ' ',
-    el('button', { type: 'button', class: 'danger', 'data-act': 'end', 'data-session': r.session }, t('board.end')),
-  ].reduce((f, n) => { f.append(n); return f; }, document.createDocumentFragment()) : ''));
+  el('td', { class: 'stuck' }, r.trouble ? t(`board.trouble.${r.trouble}`) : r.stuck ? t(`board.stuck.${r.stuck}`) : ''),
+  el('td', { class: 'actions' }, ...actionsOf(r).flatMap((act, i) => (i ? [' ', actionButton(r, act)] : [actionButton(r, act)]))));
 
 const render = (b) => {
   head.replaceChildren(
@@ -82,6 +87,10 @@ const render = (b) => {
     ...b.columns.map((c) => el('th', { title: c.lab }, c.title || c.exercise)),
     el('th', {}, t('board.passed')), el('th', {}, t('board.hints')), el('th', {}, t('board.quiz')),
     el('th', {}, t('board.activity')), el('th', {}, t('board.stuck')), el('th', {}, ''));
+  // A session that can no longer be extended (it ended) is no longer
+  // selected: "Extend the selected" extends only the boxes shown ticked.
+  const extendable = new Set(b.rows.filter((r) => can(r, 'extend')).map((r) => r.session));
+  for (const id of selected) if (!extendable.has(id)) selected.delete(id);
   body.replaceChildren(...b.rows.map(row));
   showCapacity(b.capacity);
   if (!b.rows.length) body.append(el('tr', {}, el('td', { colspan: b.columns.length + 10 }, t('board.nomembers'))));

@@ -39,22 +39,28 @@ export function clusterPanel(sessionID, onEdit, query = '') {
     } else {
       parts.push(el('p', { class: 'note' }, t('cluster.nocluster', { name: v.name || '' })));
     }
+    // The view carries the first of each (by name) and counts the rest:
+    // "and N more".
+    const more = (n, cls) => (n ? el('p', { class: `more ${cls}`, 'data-more': String(n) }, t('cluster.more', { n })) : null);
     parts.push(el('h3', {}, t('cluster.pods')),
       table([t('cluster.name'), t('cluster.role'), t('cluster.ready'), t('cluster.phase'), ''],
         (v.pods ?? []).map((p) => el('tr', { class: p.ready ? 'ok' : 'bad', 'data-pod': p.name },
           el('td', {}, el('code', {}, p.name)), el('td', { class: 'role' }, p.role || '–'),
           el('td', {}, p.ready ? '✓' : '✗'), el('td', {}, p.phase || ''),
-          el('td', {}, editButton('pod', p.name))))));
+          el('td', {}, editButton('pod', p.name))))),
+      more(v.podsMore, 'pods-more'));
     parts.push(el('h3', {}, t('cluster.endpoints')),
       table([t('cluster.service'), t('cluster.addresses')],
         (v.endpoints ?? []).map((s) => el('tr', { 'data-service': s.service },
           el('td', {}, el('code', {}, s.service)),
           el('td', { class: 'addresses' }, (s.addresses ?? []).filter((a) => a.ready !== false)
-            .map((a) => a.pod || a.ip).join(', ') || t('cluster.none'))))));
+            .map((a) => a.pod || a.ip).join(', ') || t('cluster.none'),
+          s.addressesMore ? ` ${t('cluster.more', { n: s.addressesMore })}` : null)))));
     parts.push(el('h3', {}, t('cluster.events')),
       el('ol', { class: 'events' }, ...(v.events ?? []).slice(0, 30).map((e) => el('li', { class: e.type === 'Warning' ? 'trouble' : '' },
-        el('strong', {}, e.reason || ''), ' ', el('code', {}, e.object || ''), ' ', e.message || ''))));
-    root.replaceChildren(...parts);
+        el('strong', {}, e.reason || ''), ' ', el('code', {}, e.object || ''), ' ', e.message || ''))),
+      more(v.eventsMore, 'events-more'));
+    root.replaceChildren(...parts.filter(Boolean));
   };
 
   const conn = live(`/api/sessions/${encodeURIComponent(sessionID)}/streams/cluster${query}`,

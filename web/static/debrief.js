@@ -48,6 +48,8 @@ function debrief(root) {
       if (atEnd) scrub.value = scrub.max;
       const notes = [t(raw.logSource ? `debrief.${raw.logSource}` : 'debrief.nolog')];
       if (raw.logDropped) notes.push(t('debrief.dropped', { n: raw.logDropped }));
+      // The replay carries the newest events; it says how many it left out.
+      if (raw.eventsDropped) notes.push(t('debrief.eventsdropped', { n: raw.eventsDropped }));
       $('debrief-status').textContent = notes.join(' ');
       drawAxis();
       drawEvents();

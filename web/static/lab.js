@@ -196,6 +196,7 @@ function render(st) {
   $('check').disabled = !can('check');
   $('hint').disabled = !can('hint');
   $('reset').disabled = !can('reset');
+  showBudget(st.budget);
   $('done').hidden = st.state !== 'completed';
   if (st.state === 'completed') {
     $('summary-link').href = `/sessions/${encodeURIComponent(st.id)}/summary`;
@@ -227,6 +228,39 @@ function clock() {
   c.classList.toggle('live', Boolean(t0 && !t1));
 }
 setInterval(clock, 500);
+
+// A cluster that runs out of its budget says nothing on the streams (its
+// API server may be gone): the page asks for the session's status now and
+// then while it is live.
+setInterval(() => { if (entered && status?.active && !pendingStatus) refresh(); }, 10000);
+
+// size formats bytes as the budget's figures are said.
+function size(n) {
+  if (!n) return '0';
+  if (n >= 2 ** 30) return `${(n / 2 ** 30).toFixed(n % 2 ** 30 ? 1 : 0)} GiB`;
+  return `${Math.round(n / 2 ** 20)} MiB`;
+}
+
+// showBudget shows what the session's cluster takes of its share of the
+// machine and, when it ran into a bound, what happened and what to do.
+function showBudget(b) {
+  const line = $('budget');
+  const box = $('trouble');
+  line.hidden = !b;
+  box.hidden = !b?.trouble;
+  if (!b) return;
+  line.textContent = t('budget.line', {
+    mem: size(b.memory), memLimit: size(b.memoryLimit), etcd: size(b.etcd), etcdQuota: size(b.etcdQuota),
+    disk: size(b.disk), diskLimit: size(b.diskLimit),
+  });
+  if (!b.trouble) return;
+  const k = b.trouble.kind;
+  const limit = { memory: b.memoryLimit, 'memory-full': b.memoryLimit, etcd: b.etcdQuota, disk: b.diskLimit }[k];
+  box.dataset.kind = k;
+  box.replaceChildren(el('strong', {}, t(`budget.trouble.${k}`, {
+    limit: k === 'tasks' ? b.tasksLimit : size(limit), used: size(b.disk), down: (b.down ?? []).join(', ') || t('budget.aprocess'),
+  })));
+}
 
 function note(msg, err) {
   const n = $('action-note');

@@ -13,21 +13,28 @@ const base = `/api/classes/${encodeURIComponent(cls)}/sessions/${encodeURICompon
 const list = document.getElementById('timeline');
 const note = document.getElementById('learner-note');
 let after = 0;
+// pageSize is the events asked for at once (the server's most, see
+// docs/api.md): a full page may have more after it.
+const pageSize = 500;
 
 const poll = async () => {
   try {
     const st = await call('GET', base);
     document.getElementById('learner-state').textContent = t(`state.${st.state}`);
     document.getElementById('learner-exercise').textContent = st.exerciseId || '–';
-    const evs = await call('GET', `${base}/timeline?after=${after}`);
-    // New events: the replay (debrief.js) loads again.
-    if (evs.length && after > 0) document.dispatchEvent(new CustomEvent('oplab:timeline'));
-    for (const ev of evs) {
-      after = Math.max(after, ev.seq);
-      list.append(el('li', { class: `ev ev-${ev.kind}`, 'data-kind': ev.kind },
-        el('time', {}, new Date(ev.at).toLocaleTimeString()), ' ',
-        el('span', { class: 'kind' }, ev.kind), ' ', ev.exercise ? el('code', {}, ev.exercise) : null, ' ', ev.message));
+    const seen = after;
+    for (;;) {
+      const evs = await call('GET', `${base}/timeline?after=${after}&limit=${pageSize}`);
+      for (const ev of evs) {
+        after = Math.max(after, ev.seq);
+        list.append(el('li', { class: `ev ev-${ev.kind}`, 'data-kind': ev.kind },
+          el('time', {}, new Date(ev.at).toLocaleTimeString()), ' ',
+          el('span', { class: 'kind' }, ev.kind), ' ', ev.exercise ? el('code', {}, ev.exercise) : null, ' ', ev.message));
+      }
+      if (evs.length < pageSize) break;
     }
+    // New events: the replay (debrief.js) loads again.
+    if (after > seen && seen > 0) document.dispatchEvent(new CustomEvent('oplab:timeline'));
   } catch (e) { note.textContent = e.message; }
 };
 

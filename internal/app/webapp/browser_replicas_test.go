@@ -177,10 +177,11 @@ func operatorLog(t *testing.T, s *site, id string) []string {
 func waitWatched(t *testing.T, s *site, id, exercise string) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
-		evs, err := s.app.Timeline(t.Context(), id, 0)
+		tl, err := s.app.Timeline(t.Context(), id, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
+		evs := tl.Events
 		for _, ev := range evs {
 			if ev.Kind == session.KindWatch && ev.Exercise == exercise && !ev.Held.IsZero() {
 				return
@@ -193,10 +194,11 @@ func waitWatched(t *testing.T, s *site, id, exercise string) {
 // chaosAt is when the session's fault of exercise went live.
 func chaosAt(t *testing.T, s *site, id, exercise string) time.Time {
 	t.Helper()
-	evs, err := s.app.Timeline(t.Context(), id, 0)
+	tl, err := s.app.Timeline(t.Context(), id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evs := tl.Events
 	for _, ev := range evs {
 		if ev.Kind == session.KindChaos && ev.Exercise == exercise && !ev.T0.IsZero() {
 			return ev.T0

@@ -259,10 +259,11 @@ func activeSession(t *testing.T, s *site) string {
 // timeline.
 func recovered(t *testing.T, s *site, id, exercise string) session.Event {
 	t.Helper()
-	evs, err := s.app.Timeline(context.Background(), id, 0)
+	tl, err := s.app.Timeline(context.Background(), id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evs := tl.Events
 	for _, ev := range evs {
 		if ev.Kind == session.KindRecovered && ev.Exercise == exercise {
 			return ev
@@ -276,10 +277,11 @@ func recovered(t *testing.T, s *site, id, exercise string) session.Event {
 // command line.
 func hasConsoleEvent(t *testing.T, s *site, id, line string) bool {
 	t.Helper()
-	evs, err := s.app.Timeline(context.Background(), id, 0)
+	tl, err := s.app.Timeline(context.Background(), id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evs := tl.Events
 	for _, ev := range evs {
 		if ev.Kind == session.KindConsole && ev.Console != nil && ev.Console.Line == line && ev.Console.ExitCode == 0 {
 			return true

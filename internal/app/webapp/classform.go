@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"oplab.dev/oplab/internal/app"
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
 )
 
 // CreateClass makes a class from the dashboard's form, as `oplab class
 // create` does from its flags.
-func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.ClassForm) (*server.ClassEntry, error) {
+func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.ClassForm) (*board.Class, error) {
 	if err := w.classesServed(); err != nil {
 		return nil, err
 	}
@@ -28,14 +30,14 @@ func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.Cl
 		return nil, classErr(err)
 	}
 	w.ClassesChanged() // its warm pool starts filling now
-	e := classEntry(*c)
+	e := app.ClassView(*c)
 	return &e, nil
 }
 
 // EditClass changes a class to the dashboard's edit form, as `oplab class
 // edit` does from its flags; the form's version guards against undoing
 // another edit.
-func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, f server.ClassForm) (*server.ClassEntry, error) {
+func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, f server.ClassForm) (*board.Class, error) {
 	cf, err := classForm(f)
 	if err != nil {
 		return nil, err
@@ -50,7 +52,7 @@ func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, 
 		return nil, classErr(err)
 	}
 	w.ClassesChanged()
-	e := classEntry(*c)
+	e := app.ClassView(*c)
 	return &e, nil
 }
 

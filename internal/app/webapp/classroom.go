@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"oplab.dev/oplab/internal/app"
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
@@ -49,49 +51,23 @@ func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*ser
 }
 
 // Classes lists the classes the instructor runs.
-func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]server.ClassEntry, error) {
+func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]board.Class, error) {
 	cs, err := w.a.Classes(ctx, actor(in))
 	if err != nil {
 		return nil, classErr(err)
 	}
-	out := make([]server.ClassEntry, 0, len(cs))
+	out := make([]board.Class, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, classEntry(c))
+		out = append(out, app.ClassView(c))
 	}
 	return out, nil
 }
 
-func classEntry(c class.Class) server.ClassEntry {
-	return server.ClassEntry{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
-		Owner: c.Owner, State: c.State, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Closed: c.Closed, Version: c.Version,
-		Warm: c.Warm}
-}
-
-// Board is the class's board (see app.App.Board).
-func (w *Web) Board(ctx context.Context, in server.Instructor, name, l string) (*server.Board, error) {
+// Board is the class's board (see app.App.Board), handed to the server as
+// the application made it.
+func (w *Web) Board(ctx context.Context, in server.Instructor, name, l string) (*board.View, error) {
 	b, err := w.a.Board(ctx, actor(in), name, webLang(l))
-	if err != nil {
-		return nil, classErr(err)
-	}
-	out := &server.Board{Class: classEntry(b.Class), At: b.At}
-	if c := b.Capacity; c != nil {
-		out.Capacity = &server.Capacity{Queue: c.Queue, Estimate: c.Estimate, Reason: c.Reason, Live: c.Live, Starting: c.Starting,
-			MaxClusters: c.MaxClusters, ClusterMemory: c.Cost.Memory, ClusterCPU: c.Cost.CPU, Measured: c.Cost.Clusters,
-			MemAvailable: c.Headroom.MemAvailable, IdleCores: c.Headroom.IdleCores, Cores: c.Headroom.Cores}
-	}
-	for _, c := range b.Columns {
-		out.Columns = append(out.Columns, server.BoardColumn{Lab: c.Lab, Exercise: c.Exercise, Title: c.Title, TimeLimit: c.TimeLimit})
-	}
-	for _, r := range b.Rows {
-		row := server.BoardRow{Learner: r.Learner, Name: r.Name, Session: r.Session, Lab: r.Lab, State: r.State, Exercise: r.Exercise, FaultSince: r.T0,
-			Passed: r.Passed, Hints: r.Hints, QuizScore: r.QuizScore, QuizTotal: r.QuizTotal, LastActivity: r.LastActivity, Stuck: r.Stuck}
-		for _, c := range r.Cells {
-			row.Cells = append(row.Cells, server.BoardCell{Score: c.Score, Total: c.Total, Passed: c.Passed, Recovery: c.Recovery,
-				Hints: c.Hints, Current: c.Current})
-		}
-		out.Rows = append(out.Rows, row)
-	}
-	return out, nil
+	return b, classErr(err)
 }
 
 // ClassEvents sends the events of the class's sessions as the store

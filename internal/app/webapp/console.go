@@ -22,9 +22,13 @@ func (w *Web) Run(ctx context.Context, id, line, stdin string, out io.Writer) er
 		return webErr(err)
 	}
 	began := time.Now()
-	res, err := w.rt.Console().Run(ctx, console.Request{Line: line, Owner: t.Owner, Kubeconfig: t.Kubeconfig, Remote: t.Remote, Stdin: []byte(stdin),
+	res, err := w.rt.Console().Run(ctx, console.Request{Target: t, Line: line, Stdin: []byte(stdin),
 		Output: func(c console.Chunk) { _, _ = out.Write(c.Data) }})
-	w.record(ctx, id, line, res, err, time.Since(began))
+	// A line over its learner's rate is the flood itself: refused, and
+	// not kept.
+	if !errors.Is(err, console.ErrTooFast) {
+		w.record(ctx, id, line, res, err, time.Since(began))
+	}
 	switch {
 	case errors.Is(err, console.ErrRefused):
 		w.rt.Metrics().ConsoleCommand(metrics.ConsoleRefused)
@@ -43,7 +47,7 @@ func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion,
 	if err != nil {
 		return server.Completion{}, webErr(err)
 	}
-	c, err := w.rt.Console().Completer(t.Owner, t.Kubeconfig, t.Remote).Complete(ctx, line)
+	c, err := w.rt.Console().Completer(t).Complete(ctx, line)
 	return server.Completion{From: c.From, Candidates: c.Candidates}, err
 }
 

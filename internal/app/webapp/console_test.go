@@ -138,10 +138,11 @@ func TestConsoleSecretsMasked(t *testing.T) {
 		t.Errorf("the secret's password in the cluster: got %q, want %q", got, patched)
 	}
 
-	evs, err := s.app.Timeline(context.Background(), s.id, 0)
+	tl, err := s.app.Timeline(context.Background(), s.id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evs := tl.Events
 	recorded := map[string]session.Event{}
 	for _, ev := range evs {
 		if ev.Kind == session.KindConsole && ev.Console != nil {
@@ -228,10 +229,11 @@ func TestConsoleCapsPerLearner(t *testing.T) {
 	if out, err := s.run(t, "kubectl get pods -A"); err != nil {
 		t.Errorf("a command that ends, beside two watches: got %v (%s), want it run", err, out)
 	}
-	evs, err := s.app.Timeline(context.Background(), s.id, 0)
+	tl, err := s.app.Timeline(context.Background(), s.id, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	evs := tl.Events
 	found := false
 	for _, ev := range evs {
 		found = found || (ev.Console != nil && ev.Console.Line == "kubectl get pgc -A -w" && ev.Console.Refused == want)

@@ -13,7 +13,7 @@ func (w *Web) Debrief(ctx context.Context, id string) (*server.Debrief, error) {
 		return nil, webErr(err)
 	}
 	out := &server.Debrief{Session: d.Session, Lab: d.Lab, State: string(d.State), Start: d.Start, End: d.End,
-		LogSource: d.LogSource, LogDropped: d.LogDropped,
+		LogSource: d.LogSource, LogDropped: d.LogDropped, EventsDropped: d.EventsDropped,
 		Events: make([]server.Update, 0, len(d.Events)), Log: make([]server.LogLine, 0, len(d.Log))}
 	for _, ev := range d.Events {
 		u := toUpdate(ev)

@@ -73,7 +73,7 @@ func TestQuizReachesTheServer(t *testing.T) {
 	}
 	recorded := func() (results, events int) {
 		rs, _ := st.Results(ctx, "fo")
-		evs, _ := st.Events(ctx, "fo", 0)
+		evs, _ := st.Events(ctx, "fo", 0, 1000)
 		for _, ev := range evs {
 			if ev.Kind == "quiz" {
 				events++

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/url"
 	"path/filepath"
 
 	"oplab.dev/oplab/internal/app"
@@ -30,8 +31,12 @@ type ServerConfig struct {
 	// into oplab, when nil.
 	Web fs.FS
 	// Hosts are the host names the server answers to (see server.Hosts).
-	Hosts  []string
-	Logger *slog.Logger
+	Hosts []string
+	// PublicURL is where learners reach the server through what stands in
+	// front of it, as its operator wrote it (see server.Config.PublicURL);
+	// a bad one fails NewServer.
+	PublicURL string
+	Logger    *slog.Logger
 	// Expire ends live sessions past its limits (see session.Expire).
 	Expire session.ExpireOptions
 	// Warm keeps warm sessions ready (see app.PoolOptions).
@@ -54,6 +59,12 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	if c.Web == nil {
 		c.Web = web.FS
 	}
+	var public *url.URL
+	if c.PublicURL != "" {
+		if public, err = server.ParsePublicURL(c.PublicURL); err != nil {
+			return nil, nil, err
+		}
+	}
 	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving, Leader: c.Leader})
 	if err != nil {
 		return nil, nil, err
@@ -62,7 +73,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 		c.Repaired(w.rt.Repaired)
 	}
 	s, err = server.New(server.Config{Learning: w, Classroom: w, SignIns: w, Operations: a, Console: w.Console(), Streams: w, Web: c.Web,
-		DataDir: filepath.Join(c.DataDir, "server"), Key: c.CookieKey, Hosts: c.Hosts, Learner: app.LocalLearner, Logger: c.Logger,
+		DataDir: filepath.Join(c.DataDir, "server"), Key: c.CookieKey, Hosts: c.Hosts, PublicURL: public, Learner: app.LocalLearner, Logger: c.Logger,
 		Metrics: w.Metrics()})
 	if err != nil {
 		return nil, nil, errors.Join(err, w.Close())

@@ -192,18 +192,18 @@ func (w *Web) Stop(ctx context.Context, id string, p func(server.Update)) (any, 
 	return status(w.a.Stop(ctx, id, "stopped from the browser", progress(p)))
 }
 
-func (w *Web) Timeline(ctx context.Context, id string, after int64) ([]server.Update, error) {
-	evs, err := w.a.Timeline(ctx, id, after)
+func (w *Web) Timeline(ctx context.Context, id string, after int64, limit int) ([]server.Update, bool, error) {
+	p, err := w.a.Timeline(ctx, id, after, limit)
 	if err != nil {
-		return nil, webErr(err)
+		return nil, false, webErr(err)
 	}
-	out := make([]server.Update, 0, len(evs))
-	for _, ev := range evs {
+	out := make([]server.Update, 0, len(p.Events))
+	for _, ev := range p.Events {
 		u := toUpdate(ev)
 		u.Session = id
 		out = append(out, u)
 	}
-	return out, nil
+	return out, p.More, nil
 }
 
 // Quiz returns the quiz the session takes, as its learner may see it.
@@ -227,15 +227,9 @@ func (w *Web) Summary(ctx context.Context, id, l string) (*server.SummaryView, e
 	if err != nil {
 		return nil, classified{err, server.ErrNotFound}
 	}
-	evs, err := w.a.Timeline(ctx, id, 0)
+	hints, err := w.a.HintCounts(ctx, id)
 	if err != nil {
 		return nil, webErr(err)
-	}
-	hints := map[string]int{}
-	for _, ev := range evs {
-		if ev.Kind == session.KindHint {
-			hints[ev.Exercise]++
-		}
 	}
 	sum := &server.SummaryView{Session: ref(st.ID, st.Learner, st.Lab, st.State, st.Exercise, st.Created), LabTitle: lb.Title.In(webLang(l))}
 	for _, ex := range lb.Exercises {

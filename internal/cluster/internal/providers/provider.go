@@ -4,9 +4,12 @@ package providers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"time"
+
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 // Provider is a backend that makes Kubernetes clusters: embedded (child
@@ -109,6 +112,62 @@ type Capabilities struct {
 	// CellConsole: the web console's commands run inside the cluster's
 	// cell (see CellConsole), not on the machine oplab's server runs on.
 	CellConsole bool `json:"cellConsole"`
+}
+
+// Budgeted is implemented by backends whose clusters run under a budget
+// of their own (package budget): the embedded backend's cells.
+type Budgeted interface {
+	// Usage reports what the cluster takes of its budget now. It reads
+	// files only (the cell's control group, etcd's database, the cell's
+	// directory), so a page may ask it often.
+	Usage(ctx context.Context, name string) (Usage, error)
+	// Maintain keeps the cluster inside its bounds where it can without
+	// the learner: etcd's free pages given back (defragmentation) and its
+	// "database space exceeded" alarm lifted once there is room again,
+	// components' logs cut to their bound.
+	Maintain(ctx context.Context, name string) error
+	// ConsoleGroup returns the cgroup.procs files a console command of
+	// the cluster's learner joins (the cell's console leaf); nil when the
+	// cluster has no group.
+	ConsoleGroup(name string) []string
+}
+
+// Usage is what a cluster takes of its budget. Zero limits are unknown.
+type Usage struct {
+	// Memory is the cell's memory now, page cache included; MemoryPeak
+	// the most it has used; MemoryLimit its ceiling.
+	Memory      uint64 `json:"memory"`
+	MemoryPeak  uint64 `json:"memoryPeak"`
+	MemoryLimit uint64 `json:"memoryLimit"`
+	// Resident is the part of Memory only a kill gives back (see
+	// budget.Usage.Resident).
+	Resident uint64 `json:"resident"`
+	// OOMKills counts the cluster's processes the kernel killed at the
+	// ceiling; ConsoleOOMKills the console commands it killed.
+	OOMKills        uint64 `json:"oomKills"`
+	ConsoleOOMKills uint64 `json:"consoleOomKills"`
+	Tasks           uint64 `json:"tasks"`
+	TasksLimit      uint64 `json:"tasksLimit"`
+	// CPU is the CPU time the cell's processes have used ("cpuMs").
+	CPU time.Duration `json:"cpuMs"`
+	// Disk is what the cluster's directory takes on the host's disk.
+	Disk      uint64 `json:"disk"`
+	DiskLimit uint64 `json:"diskLimit"`
+	// Etcd is the size of etcd's database; EtcdQuota its quota, beyond
+	// which etcd refuses writes.
+	Etcd      uint64 `json:"etcd"`
+	EtcdQuota uint64 `json:"etcdQuota"`
+	// Down names the cluster's processes that are not running.
+	Down []string `json:"down,omitempty"`
+}
+
+// MarshalJSON writes u's CPU time in whole milliseconds.
+func (u Usage) MarshalJSON() ([]byte, error) {
+	type plain Usage
+	return json.Marshal(struct {
+		plain
+		CPU int64 `json:"cpuMs"`
+	}{plain(u), jsonconv.Millis(u.CPU)})
 }
 
 // CellConsole is implemented by backends whose clusters' cells run the

@@ -2,6 +2,8 @@ package embedded
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cell"
 )
 
@@ -45,6 +48,25 @@ type cellRecord struct {
 	// User is the host user the cell runs as, when oplab runs as root;
 	// zero when the cell runs as oplab's own (unprivileged) user.
 	User int `json:"user,omitempty"`
+	// Group is the cell's control group (package budget); nil where none
+	// could be made.
+	Group *budget.Record `json:"group,omitempty"`
+}
+
+// group returns the cell's control group, nil when it has none.
+func (r *cellRecord) group() *budget.Group {
+	if r == nil || r.Group == nil {
+		return nil
+	}
+	return budget.Load(*r.Group)
+}
+
+// groupName is the name of the control group of the cluster in dir:
+// its name, and a digest of its directory, which no other cluster of any
+// data directory has.
+func groupName(name, dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return name + "-" + hex.EncodeToString(sum[:4])
 }
 
 // cellUserBase is where the host users of cells begin when oplab runs as
@@ -79,7 +101,10 @@ var cellLimits = map[string]cell.Limits{
 // cannot be made; its message says what is missing.
 var ErrNoCell = errors.New("clusters cannot be contained on this machine")
 
-// setupConfinement decides whether the provider's clusters run in cells.
+// setupConfinement decides whether the provider's clusters run in cells,
+// and whether their cells have budgets: a cell without a control group
+// keeps the cluster off the machine's files and network, but not from
+// taking all its memory and CPU.
 func (p *Provider) setupConfinement(mode Confinement) error {
 	if mode == ConfineOff {
 		p.cellErr = errors.New("cells are turned off")
@@ -88,18 +113,26 @@ func (p *Provider) setupConfinement(mode Confinement) error {
 	err := cell.Probe(context.Background(), filepath.Join(p.binDir, cellBinary), cellUser(portLow))
 	if err == nil {
 		p.confined = true
+		p.tree, err = budget.Open()
+	}
+	if err == nil {
 		return nil
 	}
 	if mode == ConfineRequired {
 		return fmt.Errorf("%w: %v", ErrNoCell, err)
 	}
 	p.cellErr = err
-	p.logger.Warn("clusters run unconfined: a learner's cluster can reach this machine's files and network", "reason", err)
+	if p.confined {
+		p.logger.Warn("clusters run without a budget: one learner's cluster can take this machine's memory and CPU", "reason", err)
+	} else {
+		p.logger.Warn("clusters run unconfined: a learner's cluster can reach this machine's files and network", "reason", err)
+	}
 	return nil
 }
 
-// Contained reports whether new clusters run in cells, and why not.
-func (p *Provider) Contained() (bool, error) { return p.confined, p.cellErr }
+// Contained reports whether new clusters run in cells with a budget each,
+// and why not.
+func (p *Provider) Contained() (bool, error) { return p.confined && p.tree != nil, p.cellErr }
 
 // cellSpec is the cell of the cluster in dir, run as user: its own
 // directory and the programs of the bin directory.
@@ -123,6 +156,20 @@ func (pt ports) forwarded() []int {
 func (c *creation) startCell(ctx context.Context) error {
 	spec := c.p.cellSpec(c.l.dir, cellUser(c.st.Ports.APIServer))
 	spec.Forwards = c.st.Ports.forwarded()
+	c.st.Cell = &cellRecord{User: spec.User}
+	if c.p.tree != nil {
+		g, err := c.p.tree.Make(groupName(c.st.Name, c.l.dir), c.p.budgetOf(c.st))
+		if err != nil {
+			return err
+		}
+		rec := g.Record()
+		c.st.Cell.Group = &rec
+		spec.Cgroup = g.Procs(budget.LeafCluster)
+		// Recorded before anything runs in it, so a teardown removes it.
+		if err := writeState(c.l.dir, c.st); err != nil {
+			return err
+		}
+	}
 	h, err := spec.Holder()
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -137,7 +184,7 @@ func (c *creation) startCell(ctx context.Context) error {
 		return fmt.Errorf("make the cell: %w", err)
 	}
 	c.st.Processes = append(c.st.Processes, processRecord{Name: cellBinary, PID: pid, Log: log})
-	c.st.Cell = &cellRecord{Holder: pid, User: spec.User}
+	c.st.Cell.Holder = pid
 	if err := writeState(c.l.dir, c.st); err != nil {
 		h.Close()
 		return err
@@ -170,6 +217,9 @@ func (p *Provider) command(st *clusterState, dir, limits, prog string, args []st
 		lim = cellLimits[""]
 	}
 	spec := p.cellSpec(dir, st.Cell.User)
+	if g := st.Cell.group(); g != nil {
+		spec.Cgroup = g.Procs(budget.LeafCluster)
+	}
 	// Files the host wrote since (a copied etcd seed, the operator's
 	// token) become the cell's.
 	if err := spec.Own(); err != nil {

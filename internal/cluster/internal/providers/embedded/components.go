@@ -90,8 +90,16 @@ func url(port int, path string) string {
 	return "https://" + loopback + ":" + strconv.Itoa(port) + path
 }
 
-// processes returns the cluster's two processes, in start order.
-func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) (etcd, cp process) {
+// processes returns the cluster's two processes, in start order; etcd's
+// database may hold quota bytes.
+//
+// etcd's space is bounded three ways: the quota (beyond it etcd refuses
+// writes with "database space exceeded"), compaction every five minutes
+// (the API server compacts on the same period), and two write-ahead log
+// segments kept (budget.WALBytes on disk at most). Defragmentation, which
+// gives a compacted database's free pages back, is the provider's
+// maintenance (Maintain).
+func processes(l layout, p *pki, pt ports, clusterName string, tune tuning, quota int64) (etcd, cp process) {
 	etcd = process{
 		binary: etcdBinary,
 		env:    tune.env[etcdBinary],
@@ -107,8 +115,10 @@ func processes(l layout, p *pki, pt ports, clusterName string, tune tuning) (etc
 			"--key-file=" + p.key(servingName),
 			"--trusted-ca-file=" + p.path(caCertFile),
 			"--client-cert-auth=true",
-			"--auto-compaction-retention=1",
-			"--quota-backend-bytes=" + strconv.Itoa(512<<20),
+			"--auto-compaction-mode=periodic",
+			"--auto-compaction-retention=5m",
+			"--quota-backend-bytes=" + strconv.FormatInt(quota, 10),
+			"--max-wals=2",
 			"--log-level=warn",
 		},
 		members: []member{{name: "etcd", health: url(pt.EtcdClient, "/health")}},

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
 
@@ -45,6 +46,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Confine says whether clusters run in cells; ConfineAuto by default.
 	Confine Confinement
+	// Budget is what each cell may take of the machine (package budget);
+	// budget.Default when zero.
+	Budget budget.Budget
 }
 
 // Provider is the embedded backend.
@@ -55,9 +59,13 @@ type Provider struct {
 	logger   *slog.Logger
 	reaper   *reaper
 	tune     tuning
-	// confined: new clusters run in cells; cellErr says why they do not.
+	// confined: new clusters run in cells; cellErr says why they do not,
+	// or why their cells have no budget (tree nil).
 	confined bool
 	cellErr  error
+	// tree makes the cells' control groups; budget is each one's.
+	tree   *budget.Tree
+	budget budget.Budget
 }
 
 var (
@@ -104,7 +112,11 @@ func New(o Options) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning())}
+	p := &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning()), budget: o.Budget}
+	p.budget = p.budget.WithDefaults()
+	if err := p.budget.Validate(); err != nil {
+		return nil, err
+	}
 	if err := p.setupConfinement(o.Confine); err != nil {
 		return nil, err
 	}
@@ -209,7 +221,8 @@ func (p *Provider) create(ctx context.Context, name string, opts providers.Creat
 		return err
 	}
 	defer release()
-	st := &clusterState{Name: name, Created: time.Now().UTC(), Ports: pt}
+	b := p.budget
+	st := &clusterState{Name: name, Created: time.Now().UTC(), Ports: pt, Budget: &b}
 	defer func() {
 		if err != nil {
 			p.logger.Info("create failed, removing the cluster", "cluster", name, "error", err)
@@ -265,7 +278,7 @@ func (c *creation) startProcesses(ctx context.Context, seed string) error {
 		return err
 	}
 	defer hc.CloseIdleConnections()
-	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune)
+	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune, c.p.budgetOf(st).Etcd)
 	if c.p.confined {
 		if err := c.step("Making the cluster's cell", func() error { return c.startCell(ctx) }); err != nil {
 			return err
@@ -326,6 +339,12 @@ func (c *creation) startProcesses(ctx context.Context, seed string) error {
 		return waitUsable(ctx, cs, componentTimeout)
 	}); err != nil {
 		return err
+	}
+	// Made, and from now on held to its share of the CPU.
+	if g := st.Cell.group(); g != nil {
+		if err := g.SetCPU(c.p.budgetOf(st).CPU); err != nil {
+			return fmt.Errorf("cap the cell's CPU: %w", err)
+		}
 	}
 	st.Ready = true
 	return writeState(l.dir, st)
@@ -436,6 +455,11 @@ func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) e
 	}
 	if err := p.stopMarked(dir); err != nil {
 		return err
+	}
+	if g := st.Cell.group(); g != nil {
+		if err := g.Delete(); err != nil {
+			return err
+		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)

@@ -121,6 +121,12 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		if serr := p.stopProcesses(st, tmp); serr != nil {
 			err = errors.Join(err, serr)
 		}
+		// The seed's cell had a group of its own, as every cell has.
+		if g := st.Cell.group(); g != nil {
+			if gerr := g.Delete(); gerr != nil {
+				err = errors.Join(err, gerr)
+			}
+		}
 	}()
 	if err := c.prepare(); err != nil {
 		return err
@@ -140,7 +146,7 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 			return err
 		}
 	}
-	etcd, cp := processes(c.l, c.pki, pt, st.Name, p.tune)
+	etcd, cp := processes(c.l, c.pki, pt, st.Name, p.tune, p.budget.Etcd)
 	cp = cp.only(1)
 	token, err := seedAuthentication(&cp, c.l)
 	if err != nil {

@@ -70,7 +70,7 @@ func etcdPerLearner(b *testing.B, p *Provider, n int, shared bool) float64 {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = p.stopProcesses(c.st, dir) })
-			etcd, _ := processes(c.l, c.pki, pt, c.st.Name, p.tune)
+			etcd, _ := processes(c.l, c.pki, pt, c.st.Name, p.tune, p.budget.Etcd)
 			recs, err := c.start(etcd)
 			if err != nil {
 				b.Fatal(err)
@@ -85,7 +85,7 @@ func etcdPerLearner(b *testing.B, p *Provider, n int, shared bool) float64 {
 			// port, the first's certificates, a key prefix of its own.
 			pt.EtcdClient = c.st.Ports.EtcdClient
 		}
-		_, cp := processes(c.l, c.pki, pt, c.st.Name, p.tune)
+		_, cp := processes(c.l, c.pki, pt, c.st.Name, p.tune, p.budget.Etcd)
 		cp = cp.only(1)
 		cp.args = append(cp.args, fmt.Sprintf("--etcd-prefix=/learner-%d", i))
 		token, err := seedAuthentication(&cp, c.l)

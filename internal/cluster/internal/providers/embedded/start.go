@@ -23,6 +23,12 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 	if err := p.stopMarked(dir); err != nil {
 		return err
 	}
+	// Start makes the cell anew, and its group with it.
+	if g := st.Cell.group(); g != nil {
+		if err := g.Delete(); err != nil {
+			return err
+		}
+	}
 	p.logger.Info("cluster stopped", "cluster", name)
 	return nil
 }

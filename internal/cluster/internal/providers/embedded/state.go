@@ -1,6 +1,8 @@
 package embedded
 
 import (
+	"oplab.dev/oplab/internal/budget"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +33,17 @@ type clusterState struct {
 	// Cell is set when the cluster runs in a cell (package cell); its
 	// holder is then the first process.
 	Cell *cellRecord `json:"cell,omitempty"`
+	// Budget is the cluster's share of the machine, fixed when it was
+	// made (package budget); nil in a state an older oplab wrote.
+	Budget *budget.Budget `json:"budget,omitempty"`
+}
+
+// budgetOf is the budget of the cluster of st under p.
+func (p *Provider) budgetOf(st *clusterState) budget.Budget {
+	if st.Budget != nil {
+		return st.Budget.WithDefaults()
+	}
+	return p.budget
 }
 
 // ports are the loopback ports of a cluster's components.

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 
@@ -74,6 +76,9 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 		return fmt.Errorf("create kind cluster %q with node image %s: %w%s", kindName(name), image, err, commandOutput(err))
 	}
 	r.finish()
+	if err := r.step("Bounding the node to its budget", func() error { return p.bound(ctx, e, name) }); err != nil {
+		return err
+	}
 	return r.step("Waiting for the default ServiceAccount", func() error {
 		return waitServiceAccount(ctx, p.kubeconfig(name))
 	})
@@ -245,4 +250,29 @@ func (r *reporter) step(name string, fn func() error) error {
 	err := fn()
 	r.emit(providers.Step{Name: name, Done: true, Err: err, Duration: time.Since(start)})
 	return err
+}
+
+// bound gives the cluster's node container its budget: a memory ceiling
+// with no swap beyond it, a task bound, a CPU cap, and the CPU weight
+// every node has. kind makes the container without limits; the engine changes them
+// on the running container.
+func (p *Provider) bound(ctx context.Context, e *engine, name string) error {
+	b := p.o.Budget
+	if b.Memory == 0 {
+		return nil
+	}
+	mem := strconv.FormatInt(b.Memory, 10)
+	args := []string{"update", "--memory", mem, "--memory-swap", mem, "--cpu-shares", "1024"}
+	if b.Tasks > 0 {
+		args = append(args, "--pids-limit", strconv.FormatInt(b.Tasks, 10))
+	}
+	if b.CPU > 0 {
+		args = append(args, "--cpus", strconv.FormatFloat(float64(b.CPU)/1000, 'f', 3, 64))
+	}
+	args = append(args, kindName(name)+"-control-plane")
+	out, err := exec.CommandContext(ctx, e.bin, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s update: %w: %s", e.bin, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
 
@@ -64,6 +65,10 @@ type Options struct {
 	// Engine is "docker" or "podman"; detected when empty.
 	Engine string
 	Logger *slog.Logger
+	// Budget bounds each node container (its memory, swap included, and
+	// tasks; an equal CPU weight): package budget's share, kept by the
+	// container engine. No bound when zero.
+	Budget budget.Budget
 }
 
 // Provider is the kind backend.

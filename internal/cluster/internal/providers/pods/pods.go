@@ -39,6 +39,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
+	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 	"oplab.dev/oplab/internal/podexec"
 )
@@ -91,13 +92,22 @@ func DefaultOptions(o Options) Options {
 			*q = resource.MustParse(s)
 		}
 	}
-	def(&o.StorageSize, "1Gi")
+	// The cell's share is package budget's, as the embedded provider's
+	// cells have it: the control plane's memory limit is a cell's ceiling,
+	// the console's a console's, the claim the cell's disk (its etcd's
+	// quota is the embedded provider's default, inside the pod).
+	defBytes := func(q *resource.Quantity, n int64) {
+		if q.IsZero() {
+			*q = *resource.NewQuantity(n, resource.BinarySI)
+		}
+	}
+	defBytes(&o.StorageSize, budget.DefaultDisk)
 	def(&o.CPURequest, "50m")
 	// From BenchmarkKindPodsCell (docs/figures.md): an idle cell's control
 	// plane works in 203-217 MiB at 4.5-4.8 % of a core with its operator,
 	// which works in 18 MiB.
 	def(&o.MemoryRequest, "256Mi")
-	def(&o.MemoryLimit, "1Gi")
+	defBytes(&o.MemoryLimit, budget.DefaultMemory)
 	def(&o.OperatorCPURequest, "10m")
 	def(&o.OperatorMemoryRequest, "32Mi")
 	def(&o.OperatorMemoryLimit, "256Mi")
@@ -105,7 +115,7 @@ func DefaultOptions(o Options) Options {
 	// command's kubectl works in its limit.
 	def(&o.ConsoleCPURequest, "1m")
 	def(&o.ConsoleMemoryRequest, "16Mi")
-	def(&o.ConsoleMemoryLimit, "256Mi")
+	defBytes(&o.ConsoleMemoryLimit, budget.ConsoleMemory)
 	if o.ServerLabels == nil {
 		o.ServerLabels = map[string]string{LabelName: "oplab", "app.kubernetes.io/component": "server"}
 	}
