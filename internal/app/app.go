@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -41,6 +40,8 @@ const (
 	Embedded = cluster.ProviderEmbedded
 	// Kind runs a kind cluster per session in Docker or Podman.
 	Kind = cluster.ProviderKind
+	// Pods runs each cluster as a pod of a host Kubernetes cluster.
+	Pods = cluster.ProviderPods
 )
 
 // DefaultRecoverAfter is how long a session may show no progress while
@@ -57,9 +58,16 @@ type Config struct {
 	BinDir string
 	// Provider names the cluster provider; Embedded when empty.
 	Provider string
+	// KindNodeImage is the kind provider's node image, and KindConfig its
+	// base kind config; see cluster.KindOptions.
+	KindNodeImage, KindConfig string
+	// Pods says where the pods provider makes its cells.
+	Pods PodsHost
+	// Profiling makes new clusters and their operators serve profiles
+	// (embedded; see cluster.ProviderWithProfiling).
+	Profiling bool
 	// Store is a postgres:// URL of a PostgreSQL database that several
-	// oplab servers can share; when empty, $OPLAB_STORE_URL, else the
-	// SQLite file in DataDir.
+	// oplab servers can share; when empty, the SQLite file in DataDir.
 	Store string
 	// Course is the course to run; the one built into oplab when its
 	// folders are nil.
@@ -164,7 +172,11 @@ func NewProvider(c Config) (*cluster.Provider, error) {
 	if name == "" {
 		name = Embedded
 	}
-	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderWithBudget(c.Budget), cluster.ProviderByName(name, c.BinDir, c.DataDir))
+	return cluster.NewProvider(cluster.ProviderWithLogger(log), cluster.ProviderWithBudget(c.Budget), cluster.ProviderByName(name, cluster.Options{
+		BinDir: c.BinDir, DataDir: c.DataDir,
+		KindNodeImage: c.KindNodeImage, KindConfig: c.KindConfig,
+		Pods: c.Pods, Profiling: c.Profiling,
+	}))
 }
 
 // Defaults of a cell's budget, for a front end's help.
@@ -264,9 +276,6 @@ func (a *App) CountSessions(ctx context.Context) (map[string]int, error) {
 // file in the data directory.
 func openStore(ctx context.Context, c Config) (*store.DB, error) {
 	url := c.Store
-	if url == "" {
-		url = os.Getenv(StoreEnv)
-	}
 	switch {
 	case url == "":
 		return store.OpenDir(ctx, c.DataDir)
@@ -277,10 +286,6 @@ func openStore(ctx context.Context, c Config) (*store.DB, error) {
 		return nil, errors.New("store: use a postgres:// or postgresql:// URL, or none for the SQLite file in the data directory")
 	}
 }
-
-// StoreEnv names the variable that gives the store's URL when Config.Store
-// is empty.
-const StoreEnv = "OPLAB_STORE_URL"
 
 // Close releases the store. Clusters keep running: they belong to their
 // sessions, which outlive the process.

@@ -114,10 +114,8 @@ func BenchmarkKindPodsSession(b *testing.B) {
 	ctx := context.Background()
 	for range b.N {
 		_, host, _ := clustertest.NewPodsProvider(b)
-		b.Setenv("OPLAB_PODS_KUBECONFIG", host.Kubeconfig)
-		b.Setenv("OPLAB_PODS_NAMESPACE", clustertest.PodsNamespace)
-		b.Setenv("OPLAB_PODS_REACH", string(cluster.PodsReachPortForward))
-		a, err := Open(ctx, Config{DataDir: b.TempDir(), BinDir: clustertest.BinDir(b), Provider: cluster.ProviderPods})
+		a, err := Open(ctx, Config{DataDir: b.TempDir(), BinDir: clustertest.BinDir(b), Provider: cluster.ProviderPods,
+			Pods: PodsHost{Kubeconfig: host.Kubeconfig, Namespace: clustertest.PodsNamespace, Reach: cluster.PodsReachPortForward}})
 		if err != nil {
 			b.Fatal(err)
 		}

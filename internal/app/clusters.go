@@ -26,9 +26,30 @@ type (
 // operator waits for it.
 const DefaultOperatorTimeout = install.DefaultTimeout
 
-// DefaultProviderName is the provider oplab runs when none is named
-// ($OPLAB_PROVIDER, else embedded).
-func DefaultProviderName() string { return cluster.DefaultProviderName() }
+// What a front end's configuration names, with the providers' own
+// defaults, for its help.
+type (
+	// PodsHost says where the pods provider makes its cells.
+	PodsHost = cluster.PodsHost
+	// PodsReach is how oplab reaches the cells' API servers.
+	PodsReach = cluster.PodsReach
+)
+
+// Names and defaults of the providers' settings.
+const (
+	// PodsReachService and PodsReachPortForward are the ways in.
+	PodsReachService     = cluster.PodsReachService
+	PodsReachPortForward = cluster.PodsReachPortForward
+	// DefaultPodsImage and DefaultPodsNamespace are the pods provider's.
+	DefaultPodsImage     = cluster.DefaultPodsImage
+	DefaultPodsNamespace = cluster.DefaultPodsNamespace
+	// PodsKubeconfigEnv and KindNodeImageEnv are the variables the
+	// providers' errors tell a person to set.
+	PodsKubeconfigEnv = cluster.PodsKubeconfigEnv
+	KindNodeImageEnv  = cluster.KindNodeImageEnv
+	// KindOfflineNodeImage is the node image `make images` builds.
+	KindOfflineNodeImage = cluster.KindOfflineNodeImage
+)
 
 // Clusters is the application layer of the cluster and operator commands:
 // clusters by name on one provider, without sessions, a store or a

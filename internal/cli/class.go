@@ -89,7 +89,7 @@ device.`,
 				return writeJSON(out, c)
 			}
 			fmt.Fprintf(out, "Created class %q.\n", c.Name)
-			printClass(out, newStyle(out), c)
+			printClass(out, g.style(out), c)
 			return nil
 		},
 	}
@@ -135,7 +135,7 @@ join code (learners who joined stay in); --reopen undoes "oplab class close".`,
 				return writeJSON(out, c)
 			}
 			fmt.Fprintf(out, "Changed class %q.\n", c.Name)
-			printClass(out, newStyle(out), c)
+			printClass(out, g.style(out), c)
 			return nil
 		},
 	}

@@ -88,7 +88,7 @@ func newClassShowCmd(g *globals) *cobra.Command {
 					Learners []class.Member `json:"learners"`
 				}{c, ms})
 			}
-			printClass(out, newStyle(out), c)
+			printClass(out, g.style(out), c)
 			if len(ms) == 0 {
 				fmt.Fprintln(out, "\nNo learners yet.")
 				return nil

@@ -58,7 +58,7 @@ func withSession(cmd *cobra.Command, g *globals, f *sessionFlags, fn func(*runCt
 		return err
 	}
 	out := cmd.OutOrStdout()
-	r := &runCtx{l: l, id: id, st: st, out: out, s: newStyle(out), json: asJSON}
+	r := &runCtx{l: l, id: id, st: st, out: out, s: g.style(out), json: asJSON}
 	if !asJSON {
 		r.progress = sessionPrinter(out, r.s)
 	}
@@ -257,7 +257,7 @@ func capitalize(s string) string {
 }
 
 // printTimeline prints a session's timeline, one event a line.
-func printTimeline(cmd *cobra.Command, m *local, id string, asJSON bool) error {
+func printTimeline(cmd *cobra.Command, s style, m *local, id string, asJSON bool) error {
 	var evs []session.Event
 	for after := int64(0); ; {
 		p, err := m.Timeline(cmd.Context(), id, after, 0)
@@ -274,7 +274,6 @@ func printTimeline(cmd *cobra.Command, m *local, id string, asJSON bool) error {
 	if asJSON {
 		return writeJSON(out, evs)
 	}
-	s := newStyle(out)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tKIND\tEXERCISE\tWHAT")
 	for _, ev := range evs {

@@ -55,7 +55,7 @@ func newLabListCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(out, labs)
 			}
-			printCatalogue(out, newStyle(out), labs)
+			printCatalogue(out, g.style(out), labs)
 			return nil
 		},
 	}
@@ -89,7 +89,7 @@ oplab lab stop.`,
 			if err != nil {
 				return err
 			}
-			a, closeApp, err := g.sessionsOn(cmd.Context(), g.config())
+			a, closeApp, err := g.sessionsOn(cmd.Context(), g.appConfig())
 			if err != nil {
 				return err
 			}
@@ -98,7 +98,7 @@ oplab lab stop.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			s := newStyle(out)
+			s := g.style(out)
 			var progress session.Progress
 			if !asJSON {
 				fmt.Fprintf(out, "Starting lab %s on the %s provider\n", args[0], g.providerName)
@@ -154,7 +154,7 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if timeline {
-				return printTimeline(cmd, a, id, asJSON)
+				return printTimeline(cmd, g.style(cmd.OutOrStdout()), a, id, asJSON)
 			}
 			st, err := a.Status(cmd.Context(), id)
 			if err != nil {
@@ -163,7 +163,7 @@ func newLabStatusCmd(g *globals) *cobra.Command {
 			if asJSON {
 				return writeJSON(out, st)
 			}
-			printStatus(out, newStyle(out), a, st)
+			printStatus(out, g.style(out), a, st)
 			return nil
 		},
 	}

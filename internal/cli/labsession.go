@@ -33,19 +33,22 @@ func (f *sessionFlags) add(cmd *cobra.Command) {
 
 func (f *sessionFlags) json() (bool, error) { return f.output.json() }
 
-// config is the application's configuration from the flags.
-func (g *globals) config() app.Config {
-	return app.Config{DataDir: g.dataDir, BinDir: g.binDir, Provider: g.providerName, Store: g.store, Logger: g.logger()}
+// appConfig is the application's configuration from the flags and the
+// environment.
+func (g *globals) appConfig() app.Config {
+	c := g.app()
+	c.Logger = g.logger()
+	return c
 }
 
 // open builds the application layer on the course built into oplab.
 func (g *globals) open(ctx context.Context) (*app.App, error) {
-	return app.Open(ctx, g.config())
+	return app.Open(ctx, g.appConfig())
 }
 
 // openCourse builds the application layer on the course in src.
 func (g *globals) openCourse(ctx context.Context, src app.CourseSource) (*app.App, error) {
-	c := g.config()
+	c := g.appConfig()
 	c.Course = src
 	return app.Open(ctx, c)
 }
@@ -83,7 +86,7 @@ func (l *local) withPath(ctx context.Context, st *session.Status) *localStatus {
 
 // sessions builds the application layer; close releases it.
 func (g *globals) sessions(ctx context.Context) (l *local, closeFn func(), err error) {
-	return g.sessionsOn(ctx, g.config())
+	return g.sessionsOn(ctx, g.appConfig())
 }
 
 // sessionsOn is sessions with configuration c.

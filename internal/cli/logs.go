@@ -51,7 +51,7 @@ func newLogsCmd(g *globals) *cobra.Command {
 				defer w.Stop()
 			}
 			out := cmd.OutOrStdout()
-			return printLog(cmd.Context(), src, logPrinter{w: out, s: newStyle(out), json: asJSON}, follow)
+			return printLog(cmd.Context(), src, logPrinter{w: out, s: g.style(out), json: asJSON}, follow)
 		},
 	}
 	f.add(cmd)

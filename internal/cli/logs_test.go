@@ -92,7 +92,7 @@ func TestTailLogMissing(t *testing.T) {
 func TestStyle(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
-	if s := newStyle(&b); s.color || s.ok("x") != "x" {
+	if s := newStyle(&b, false); s.color || s.ok("x") != "x" {
 		t.Errorf("style of a non-terminal: got colour %v, ok(x) %q; want none", s.color, s.ok("x"))
 	}
 	if got := (style{color: true}).bad("x"); got != "\x1b[31mx\x1b[0m" {

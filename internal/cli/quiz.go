@@ -63,7 +63,7 @@ course-wide quiz (course) is taken without a session and recorded nowhere.`,
 			if asJSON {
 				prompts = cmd.ErrOrStderr()
 			}
-			s := newStyle(prompts)
+			s := g.style(prompts)
 			if id != "" {
 				v, err := a.QuizView(cmd.Context(), id)
 				if err != nil {
@@ -87,7 +87,7 @@ course-wide quiz (course) is taken without a session and recorded nowhere.`,
 			if asJSON {
 				return writeJSON(out, map[string]any{"session": id, "result": res})
 			}
-			printQuizResult(out, newStyle(out), res, lg, id)
+			printQuizResult(out, g.style(out), res, lg, id)
 			return nil
 		},
 	}

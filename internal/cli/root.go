@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,14 +23,12 @@ type Streams struct {
 	ErrOut io.Writer
 }
 
-// globals are the flags every command shares.
+// globals are the settings every command shares: the configuration
+// (flags and environment, see config) and --verbose.
 type globals struct {
-	dataDir      string
-	binDir       string
-	providerName string
-	store        string
-	verbose      bool
-	streams      Streams
+	config
+	verbose bool
+	streams Streams
 }
 
 // Main runs oplab with the process's arguments and returns its exit code.
@@ -48,7 +45,7 @@ func Main() int {
 
 // Run executes the oplab command line args.
 func Run(ctx context.Context, streams Streams, args []string) error {
-	root := newRoot(streams)
+	root := newRoot(&globals{streams: streams}, processEnv)
 	root.SetArgs(args)
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
@@ -56,8 +53,8 @@ func Run(ctx context.Context, streams Streams, args []string) error {
 	return root.ExecuteContext(ctx)
 }
 
-func newRoot(streams Streams) *cobra.Command {
-	g := &globals{streams: streams}
+// newRoot builds the command tree on g, its configuration read from env.
+func newRoot(g *globals, env lookupEnv) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "oplab",
 		Short: "A hands-on lab server for learning the Kubernetes Operator pattern",
@@ -68,13 +65,14 @@ Run "oplab serve" for the web server, or use the commands below offline.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	f := root.PersistentFlags()
-	f.StringVar(&g.dataDir, "data-dir", defaultDataDir(), "where clusters and state are kept (env OPLAB_DATA)")
-	f.StringVar(&g.binDir, "bin-dir", defaultBinDir(), "where the control-plane binaries are (env OPLAB_BIN)")
-	f.StringVar(&g.providerName, "provider", app.DefaultProviderName(), "cluster provider: embedded, kind or pods (env OPLAB_PROVIDER; pods reads OPLAB_PODS_KUBECONFIG, OPLAB_PODS_NAMESPACE, OPLAB_PODS_IMAGE)")
-	// No default shown: the URL may hold a password.
-	f.StringVar(&g.store, "store", "", "a postgres:// URL of a PostgreSQL store that several servers share; the SQLite file in the data directory when empty (env OPLAB_STORE_URL)")
-	f.BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
+	g.load(root, env)
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "log what happens underneath")
+	// Every command's help ends with the variables it reads.
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		help(cmd, args)
+		fmt.Fprint(cmd.OutOrStdout(), envHelp(cmd))
+	})
 	root.AddCommand(
 		newClassCmd(g),
 		newClusterCmd(g),
@@ -100,36 +98,5 @@ func (g *globals) logger() *slog.Logger {
 // provider returns the cluster commands' layer on the provider the flags
 // choose.
 func (g *globals) provider() (*app.Clusters, error) {
-	return app.OpenClusters(g.config())
-}
-
-// defaultDataDir is $OPLAB_DATA, else $XDG_DATA_HOME/oplab, else
-// ~/.local/share/oplab.
-func defaultDataDir() string {
-	if d := os.Getenv("OPLAB_DATA"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "oplab")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "share", "oplab")
-	}
-	return filepath.Join(os.TempDir(), "oplab")
-}
-
-// defaultBinDir is $OPLAB_BIN, else the directory of the oplab executable,
-// where `make` puts the control-plane binaries beside it.
-func defaultBinDir() string {
-	if d := os.Getenv("OPLAB_BIN"); d != "" {
-		return d
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return "bin"
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
-	return filepath.Dir(exe)
+	return app.OpenClusters(g.appConfig())
 }

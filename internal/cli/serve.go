@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,7 +27,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		lease string
 		// A cell's budget, as written on the command line.
 		cellMemory, etcdQuota, cellCPU string
-		cellTasks             int64
+		cellTasks                      int64
 		// publicURL is where learners reach the server through a proxy.
 		publicURL string
 	)
@@ -61,7 +60,7 @@ a Secret), so that any replica accepts a cookie another signed.`,
 					return err
 				}
 			}
-			c := g.config()
+			c := g.appConfig()
 			c.Admission = admit
 			if c.Budget, err = app.ParseBudget(cellMemory, cellTasks, etcdQuota, cellCPU); err != nil {
 				return err
@@ -86,7 +85,7 @@ a Secret), so that any replica accepts a cookie another signed.`,
 			s, closeServer, err := webapp.NewServer(ctx, a, webapp.ServerConfig{BinDir: g.binDir, DataDir: g.dataDir,
 				// Replicas share one key (see the chart); never a flag, which
 				// ps shows.
-				CookieKey: []byte(os.Getenv("OPLAB_COOKIE_KEY")),
+				CookieKey: []byte(g.cookieKey),
 				Hosts:     webapp.Hosts(bound, hosts...), PublicURL: publicURL, Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
 				// Sessions an oplab left behind when it stopped are failed
 				// and their clusters deleted before anyone is served.

@@ -9,12 +9,13 @@ import (
 )
 
 // style colours text for a terminal, and leaves it plain when the output
-// is not a terminal or NO_COLOR is set (https://no-color.org).
+// is not a terminal or noColor is set (NO_COLOR, https://no-color.org;
+// see config).
 type style struct{ color bool }
 
-func newStyle(w io.Writer) style {
+func newStyle(w io.Writer, noColor bool) style {
 	f, ok := w.(*os.File)
-	return style{color: ok && term.IsTerminal(int(f.Fd())) && os.Getenv("NO_COLOR") == ""}
+	return style{color: ok && term.IsTerminal(int(f.Fd())) && !noColor}
 }
 
 func (s style) paint(code, text string) string {

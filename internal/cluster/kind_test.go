@@ -195,7 +195,7 @@ func TestProviderByName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := cluster.NewProvider(cluster.ProviderByName(tt.name, dir, dir))
+			p, err := cluster.NewProvider(cluster.ProviderByName(tt.name, cluster.Options{BinDir: dir, DataDir: dir}))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("got error %v, want %q", err, tt.wantErr)

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
@@ -63,6 +62,8 @@ type Provider struct {
 	backend providers.Provider
 	logger  *slog.Logger
 	budget  budget.Budget
+	// profiling: new clusters serve profiles (ProviderWithProfiling).
+	profiling bool
 }
 
 // ProviderOption configures a Provider.
@@ -107,7 +108,7 @@ var ErrNoCell = embedded.ErrNoCell
 // ProviderWithEmbeddedOptions selects the embedded backend configured by o.
 func ProviderWithEmbeddedOptions(o EmbeddedOptions) ProviderOption {
 	return func(p *Provider) error {
-		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger, Confine: o.Confine, Budget: p.budget})
+		b, err := embedded.New(embedded.Options{BinDir: o.BinDir, DataDir: o.DataDir, CacheDir: o.CacheDir, Logger: p.logger, Confine: o.Confine, Budget: p.budget, Profiling: p.profiling})
 		if err != nil {
 			return err
 		}
@@ -142,8 +143,9 @@ const DefaultKindNodeImage = kind.DefaultNodeImage
 // registry.
 const KindOfflineNodeImage = kind.OfflineNodeImage
 
-// KindNodeImageEnv names the variable that chooses the kind node image
-// (ProviderByName reads it).
+// KindNodeImageEnv names the variable that chooses the kind node image:
+// oplab's CLI reads it into Options.KindNodeImage, and ErrNoKindNodeImage's
+// message names it.
 const KindNodeImageEnv = kind.NodeImageEnv
 
 // ErrNoKindNodeImage is returned (wrapped) by a kind create when the engine
@@ -222,38 +224,62 @@ func ProviderWithPods(o PodsOptions) ProviderOption {
 	}
 }
 
-// PodsFromEnv configures the pods backend from the environment: the host
-// cluster from $OPLAB_PODS_KUBECONFIG, else the pod's own ServiceAccount
-// (oplab runs in the host cluster), else $KUBECONFIG; the namespace from
-// $OPLAB_PODS_NAMESPACE, else the pod's own, else "oplab-cells"; the image
-// from $OPLAB_PODS_IMAGE, else DefaultPodsImage; the claims' class from
-// $OPLAB_PODS_STORAGE_CLASS; the way in from $OPLAB_PODS_REACH.
-func PodsFromEnv(dataDir string) (PodsOptions, error) {
+// DefaultPodsNamespace holds the cells when PodsHost names no namespace
+// and oplab does not run in a pod.
+const DefaultPodsNamespace = "oplab-cells"
+
+// PodsHost says where the pods backend makes its cells: the host cluster,
+// the namespace, the image and the claims' class, and how oplab reaches
+// the cells. A front end fills it from its configuration; empty fields take
+// the defaults PodsFrom names.
+type PodsHost struct {
+	// Kubeconfig is the host cluster's kubeconfig; when empty, the pod's own
+	// ServiceAccount where oplab runs in the host cluster, else client-go's
+	// default ($KUBECONFIG, ~/.kube/config).
+	Kubeconfig string
+	// Namespace holds the cells; the pod's own namespace when empty, else
+	// DefaultPodsNamespace.
+	Namespace string
+	// Image is the cells' image; DefaultPodsImage when empty.
+	Image string
+	// StorageClass is the cells' claims' class; the host's default when
+	// empty.
+	StorageClass string
+	// Reach is how oplab reaches the cells' API servers; see PodsOptions.
+	Reach PodsReach
+}
+
+// PodsKubeconfigEnv names the variable that gives PodsHost.Kubeconfig:
+// oplab's CLI reads it, and PodsFrom's error names it.
+const PodsKubeconfigEnv = "OPLAB_PODS_KUBECONFIG"
+
+// PodsFrom configures the pods backend on the host cluster h names, with
+// each cluster's kubeconfig under dataDir.
+func PodsFrom(h PodsHost, dataDir string) (PodsOptions, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	if k := os.Getenv("OPLAB_PODS_KUBECONFIG"); k != "" {
-		rules.ExplicitPath = k
+	if h.Kubeconfig != "" {
+		rules.ExplicitPath = h.Kubeconfig
 	}
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return PodsOptions{}, fmt.Errorf("pods provider: the host cluster: %w (set OPLAB_PODS_KUBECONFIG)", err)
+		return PodsOptions{}, fmt.Errorf("pods provider: the host cluster: %w (set %s)", err, PodsKubeconfigEnv)
 	}
-	ns := os.Getenv("OPLAB_PODS_NAMESPACE")
+	ns := h.Namespace
 	if ns == "" {
 		if own, ok, _ := cc.Namespace(); ok && own != "" {
 			ns = own
 		} else {
-			ns = "oplab-cells"
+			ns = DefaultPodsNamespace
 		}
 	}
-	image := os.Getenv("OPLAB_PODS_IMAGE")
+	image := h.Image
 	if image == "" {
 		image = DefaultPodsImage
 	}
 	return PodsOptions{
 		Config: cfg, Namespace: ns, Image: image, DataDir: dataDir,
-		StorageClass: os.Getenv("OPLAB_PODS_STORAGE_CLASS"),
-		Reach:        PodsReach(os.Getenv("OPLAB_PODS_REACH")),
+		StorageClass: h.StorageClass, Reach: h.Reach,
 	}, nil
 }
 
@@ -284,36 +310,42 @@ const (
 	ProviderPods     = "pods"
 )
 
-// DefaultProviderName is $OPLAB_PROVIDER, else "embedded".
-func DefaultProviderName() string {
-	if n := os.Getenv("OPLAB_PROVIDER"); n != "" {
-		return n
-	}
-	return ProviderEmbedded
+// Options configure whichever backend ProviderByName chooses: each takes
+// its part. A front end fills them from its configuration (oplab's CLI,
+// from its flags and environment); nothing here reads the environment.
+type Options struct {
+	// BinDir holds the control-plane binaries (embedded).
+	BinDir string
+	// DataDir holds the clusters' state and kubeconfigs (every backend).
+	DataDir string
+	// KindNodeImage and KindConfig are the kind backend's
+	// KindOptions.NodeImage and KindOptions.ConfigPath.
+	KindNodeImage, KindConfig string
+	// Pods says where the pods backend makes its cells.
+	Pods PodsHost
+	// Profiling makes new clusters and the operator's host process serve
+	// profiles (embedded; see ProviderWithProfiling).
+	Profiling bool
 }
 
-// ProviderByName selects the backend called name: "embedded" (binDir,
-// dataDir), "pods" (dataDir; configured as PodsFromEnv says) or "kind" (dataDir; the node image from $OPLAB_KIND_NODE_IMAGE
-// when set, else chosen at each create as KindOptions.NodeImage says, and
-// the base kind config from $OPLAB_KIND_CONFIG when set, as
-// hack/kind/env.sh prints it).
-func ProviderByName(name, binDir, dataDir string) ProviderOption {
+// ProviderByName selects the backend called name ("embedded", "kind" or
+// "pods"), configured by o.
+func ProviderByName(name string, o Options) ProviderOption {
 	switch name {
 	case ProviderEmbedded:
-		return ProviderWithEmbedded(binDir, dataDir)
+		return func(p *Provider) error {
+			p.profiling = o.Profiling
+			return ProviderWithEmbedded(o.BinDir, o.DataDir)(p)
+		}
 	case ProviderKind:
-		return ProviderWithKind(KindOptions{
-			DataDir:    dataDir,
-			NodeImage:  os.Getenv(KindNodeImageEnv),
-			ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
-		})
+		return ProviderWithKind(KindOptions{DataDir: o.DataDir, NodeImage: o.KindNodeImage, ConfigPath: o.KindConfig})
 	case ProviderPods:
 		return func(p *Provider) error {
-			o, err := PodsFromEnv(dataDir)
+			po, err := PodsFrom(o.Pods, o.DataDir)
 			if err != nil {
 				return err
 			}
-			return ProviderWithPods(o)(p)
+			return ProviderWithPods(po)(p)
 		}
 	default:
 		return func(*Provider) error {
@@ -321,6 +353,22 @@ func ProviderByName(name, binDir, dataDir string) ProviderOption {
 		}
 	}
 }
+
+// ProviderWithProfiling makes new clusters serve CPU and heap profiles
+// (the embedded backend's API server and etcd, on their /debug/pprof/,
+// behind the cluster's admin credentials), and the operator's host process
+// beside them (see Profiling). Give it before the backend option. Off by
+// default: it is for finding where an idle cluster's CPU goes.
+func ProviderWithProfiling(on bool) ProviderOption {
+	return func(p *Provider) error {
+		p.profiling = on
+		return nil
+	}
+}
+
+// Profiling reports whether new clusters serve profiles, so that what runs
+// beside them (the operator's host process) serves its own too.
+func (p *Provider) Profiling() bool { return p.profiling }
 
 // ProviderWithLogger sets the logger for provider-level messages. Give it
 // before the backend option so the backend logs there too.

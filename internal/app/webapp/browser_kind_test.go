@@ -20,7 +20,8 @@ import (
 // debrief. Gated like every kind test (clustertest.RequireKind).
 func TestKindLogPanel(t *testing.T) {
 	clustertest.RequireKind(t)
-	s := newSiteOf(t, app.Config{Provider: app.Kind}, ServerConfig{})
+	nodeImage, kindConfig := clustertest.KindEnv()
+	s := newSiteOf(t, app.Config{Provider: app.Kind, KindNodeImage: nodeImage, KindConfig: kindConfig}, ServerConfig{})
 	var errs bt.Errors
 	ctx := bt.New(t, errs.Listen)
 	sh := bt.NewShots(t, "kind-log-panel")

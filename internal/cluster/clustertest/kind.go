@@ -45,15 +45,21 @@ func NewKindProvider(t testing.TB) (*cluster.Provider, string) {
 		t.Skipf("kind tests skipped: they need a container engine and a node image; run `make test-kind` (or set %s=1 after `eval \"$(make -s kind-env)\"` and `make images`)", KindGate)
 	}
 	data := t.TempDir()
-	p, err := cluster.NewProvider(cluster.ProviderWithKind(cluster.KindOptions{
-		DataDir:    data,
-		NodeImage:  os.Getenv(cluster.KindNodeImageEnv),
-		ConfigPath: os.Getenv("OPLAB_KIND_CONFIG"),
-	}))
+	nodeImage, config := KindEnv()
+	p, err := cluster.NewProvider(cluster.ProviderWithKind(cluster.KindOptions{DataDir: data, NodeImage: nodeImage, ConfigPath: config}))
 	if err != nil {
 		t.Fatalf("new kind provider: %v", err)
 	}
 	return p, data
+}
+
+// KindEnv returns the node image and the base kind config the kind tests
+// run with: $OPLAB_KIND_NODE_IMAGE and $OPLAB_KIND_CONFIG, as `make
+// kind-env` prints them. oplab itself reads them in its CLI's config only;
+// a test that builds an application or a provider itself takes them here,
+// as oplab run on the same machine would.
+func KindEnv() (nodeImage, config string) {
+	return os.Getenv(cluster.KindNodeImageEnv), os.Getenv("OPLAB_KIND_CONFIG")
 }
 
 // RequireSlowKind skips a kind test that takes many minutes unless

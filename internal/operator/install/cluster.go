@@ -52,6 +52,8 @@ func ForCluster(p *cluster.Provider, name, binDir string, opts Options) (*Instal
 			HostPod:         filepath.Join(binDir, "hostpod"),
 			AdminKubeconfig: kc,
 			Dir:             oplog.Beside(kc).Dir,
+			// Where the cluster serves profiles, so does its operator.
+			Profiling: p.Profiling(),
 		}
 	} else if info.Capabilities.CellOperator {
 		if opts.Cell == nil {

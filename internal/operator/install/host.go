@@ -65,6 +65,10 @@ type Host struct {
 	// DefaultTokenTTL when zero. hostpod mints a new token when four fifths
 	// of it have passed; RefreshToken does it at once.
 	TokenTTL time.Duration
+	// Profiling makes the operator serve its profiles on a port of
+	// loopback that the log names; ForCluster sets it when the cluster
+	// serves its own (cluster.Provider.Profiling).
+	Profiling bool
 }
 
 // DefaultTokenTTL is the lifetime asked for the operator's token.
@@ -157,11 +161,8 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	// largest part of an idle session's CPU. The chart keeps its leader
 	// election Role, so the operator's RBAC is what it is in a real cluster.
 	args = setFlag(args, "--leader-elect", "false")
-	// With OPLAB_PPROF=1 (as for the cluster's own processes, see the
-	// embedded provider) the operator serves its profiles too, on a port
-	// of loopback that the log names.
 	expose := []string{health, metrics}
-	if os.Getenv("OPLAB_PPROF") == "1" {
+	if h.Profiling {
 		if addr := freeAddr(); addr != "" {
 			args = setFlag(args, "--pprof-bind-address", addr)
 			expose = append(expose, addr)

@@ -212,7 +212,11 @@ func TestInstallHostProcess(t *testing.T) {
 	})
 
 	t.Run("upgrade", func(t *testing.T) {
-		up := New(c.Config, Options{Host: host, Values: map[string]any{"instanceMode": "simulated", "leaderElect": false}})
+		// The upgrade's run serves profiles, as where the cluster does
+		// (Host.Profiling); the first run served none.
+		profiled := *host
+		profiled.Profiling = true
+		up := New(c.Config, Options{Host: &profiled, Values: map[string]any{"instanceMode": "simulated", "leaderElect": false}})
 		res2, err := up.Install(ctx)
 		if err != nil {
 			t.Fatalf("upgrade: %v", err)
@@ -240,6 +244,15 @@ func TestInstallHostProcess(t *testing.T) {
 		}
 		if probe(res.Host.HealthAddr) {
 			t.Errorf("the first run still answers on %s after the upgrade", res.Host.HealthAddr)
+		}
+		for _, run := range []struct {
+			log  string
+			want bool
+		}{{res2.Host.PreviousLogPath, false}, {res2.Host.LogPath, true}} {
+			b, err := os.ReadFile(run.log)
+			if got := strings.Contains(string(b), "--pprof-bind-address=127.0.0.1:"); err != nil || got != run.want {
+				t.Errorf("%s names a pprof address: got %v (%v), want %v", run.log, got, err, run.want)
+			}
 		}
 		res = res2
 	})

@@ -49,6 +49,8 @@ type Options struct {
 	// Budget is what each cell may take of the machine (package budget);
 	// budget.Default when zero.
 	Budget budget.Budget
+	// Profiling makes new clusters serve profiles (see withProfiling).
+	Profiling bool
 }
 
 // Provider is the embedded backend.
@@ -112,7 +114,7 @@ func New(o Options) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning()), budget: o.Budget}
+	p := &Provider{binDir: bin, dataDir: data, cacheDir: cache, logger: logger, reaper: newReaper(), tune: withProfiling(defaultTuning(), o.Profiling), budget: o.Budget}
 	p.budget = p.budget.WithDefaults()
 	if err := p.budget.Validate(); err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -40,7 +39,7 @@ func (p *Provider) engine(ctx context.Context) (*engine, error) {
 		opt = kindcluster.ProviderWithPodman()
 	}
 	p.eng = &engine{bin: bin, kind: kindcluster.NewProvider(opt, kindcluster.ProviderWithLogger(kindLogger{p.logger}))}
-	p.logger.Debug("kind provider uses a container engine", "engine", bin, "DOCKER_HOST", os.Getenv("DOCKER_HOST"))
+	p.logger.Debug("kind provider uses a container engine", "engine", bin)
 	return p.eng, nil
 }
 

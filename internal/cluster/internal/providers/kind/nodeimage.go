@@ -14,8 +14,8 @@ import (
 // hack/kind/nodebins/go.mod (a test holds the two to agree).
 const OfflineNodeImage = "oplab.local/kind-node:v1.36.1"
 
-// NodeImageEnv names the variable that chooses another node image
-// (cluster.ProviderByName reads it); the errors here name it.
+// NodeImageEnv names the variable that chooses another node image (oplab's
+// CLI reads it into Options.NodeImage); the errors here name it.
 const NodeImageEnv = "OPLAB_KIND_NODE_IMAGE"
 
 // ErrNoNodeImage is returned (wrapped) by Create when the engine has no

@@ -77,7 +77,8 @@ type Options struct {
 	// not Namespace.
 	ServerLabels    map[string]string
 	ServerNamespace string
-	// Reach; ReachService in a pod, ReachPortForward elsewhere, when empty.
+	// Reach; ReachPortForward when empty. A front end that runs in the host
+	// cluster chooses ReachService (oplab's CLI does in a pod).
 	Reach Reach
 	// DataDir receives each cluster's kubeconfig, as oplab's server
 	// reaches it, under pods/<name>/.
@@ -121,9 +122,6 @@ func DefaultOptions(o Options) Options {
 	}
 	if o.Reach == "" {
 		o.Reach = ReachPortForward
-		if os.Getenv("KUBERNETES_SERVICE_HOST") != "" {
-			o.Reach = ReachService
-		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
