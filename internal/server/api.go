@@ -250,7 +250,7 @@ func (s *Server) apiEvents(c *gin.Context) {
 	ctx, done := s.streamCtx(c)
 	defer done()
 	defer s.cfg.Metrics.WebSocketOpened(metrics.StreamTimeline)()
-	_ = serveWS(ctx, c.Writer, c.Request, func(ctx context.Context, out chan<- any) {
+	s.wsEnded(c.Request, serveJSON(ctx, c.Writer, c.Request, s.ws, func(ctx context.Context, out chan<- any) {
 		tick := time.NewTicker(eventsPoll)
 		defer tick.Stop()
 		for {
@@ -284,7 +284,7 @@ func (s *Server) apiEvents(c *gin.Context) {
 				}
 			}
 		}
-	})
+	}))
 }
 
 // streamCtx is the context of a long-lived stream: the request's, ended

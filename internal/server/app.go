@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"oplab.dev/oplab/internal/frame"
 	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/quiz"
 )
@@ -170,10 +171,12 @@ type Completion struct {
 }
 
 // Streams opens a session's live streams ("log": the operator's log,
-// "cluster": the cluster view) from a client's resume point. Each frame's
-// data is JSON. The channel closes when ctx ends or the stream ends.
+// "cluster": the cluster view) from a client's resume point: a hello
+// frame first, then data and gap frames (package frame, the one type of
+// them), each written to the client as its MarshalJSON makes it. The
+// channel closes when ctx ends or the stream ends.
 type Streams interface {
-	Subscribe(ctx context.Context, session, stream string, from Resume) (<-chan Frame, error)
+	Subscribe(ctx context.Context, session, stream string, from Resume) (<-chan frame.Frame, error)
 }
 
 // Resume is where a client that comes back picks its stream up: the epoch
@@ -188,21 +191,6 @@ type Resume struct {
 
 // maxCursor bounds a client's cursor (a log line's time is 30 bytes).
 const maxCursor = 64
-
-// Frame is one numbered frame of a live stream: "hello" first (its epoch
-// names the upstream, so a client knows what its numbers refer to;
-// Resumed says the frames continue after the client's cursor although the
-// epoch is new), then "data" (with its cursor, when its source has
-// places), or "gap" when Skipped frames were lost to a slow client.
-type Frame struct {
-	Seq     uint64 `json:"seq"`
-	Type    string `json:"type"`
-	Epoch   string `json:"epoch,omitempty"`
-	Skipped uint64 `json:"skipped,omitempty"`
-	Cursor  string `json:"cursor,omitempty"`
-	Resumed bool   `json:"resumed,omitempty"`
-	Data    any    `json:"data,omitempty"`
-}
 
 // Update is a progress step or a timeline event, as the browser gets it.
 // Time is when it happened: "at", as in the event Data holds.

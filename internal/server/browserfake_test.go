@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/frame"
 )
 
 // scriptedApp plays one failover lab the way the application layer does,
@@ -115,12 +118,12 @@ func (a *scriptedApp) Hint(_ context.Context, id string) (any, error) {
 type fakeStreams struct {
 	mu     sync.Mutex
 	epoch  string
-	frames map[string][]Frame
-	subs   map[string][]chan Frame
+	frames map[string][]frame.Frame
+	subs   map[string][]chan frame.Frame
 }
 
 func newFakeStreams() *fakeStreams {
-	return &fakeStreams{epoch: "e1", frames: map[string][]Frame{}, subs: map[string][]chan Frame{}}
+	return &fakeStreams{epoch: "e1", frames: map[string][]frame.Frame{}, subs: map[string][]chan frame.Frame{}}
 }
 
 // restart is a server's restart as the streams show it: every connection
@@ -134,13 +137,17 @@ func (f *fakeStreams) restart() {
 			close(ch)
 		}
 	}
-	f.subs = map[string][]chan Frame{}
+	f.subs = map[string][]chan frame.Frame{}
 }
 
 func (f *fakeStreams) publish(stream string, data any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fr := Frame{Seq: uint64(len(f.frames[stream]) + 1), Type: "data", Data: data}
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err) // the test's own maps
+	}
+	fr := frame.Data(uint64(len(f.frames[stream])+1), "", b)
 	f.frames[stream] = append(f.frames[stream], fr)
 	for _, ch := range f.subs[stream] {
 		select {
@@ -183,10 +190,10 @@ func (f *fakeStreams) cluster(primary string, pods []string) {
 	})
 }
 
-func (f *fakeStreams) Subscribe(ctx context.Context, session, stream string, from Resume) (<-chan Frame, error) {
-	ch := make(chan Frame, 64)
+func (f *fakeStreams) Subscribe(ctx context.Context, session, stream string, from Resume) (<-chan frame.Frame, error) {
+	ch := make(chan frame.Frame, 64)
 	f.mu.Lock()
-	ch <- Frame{Type: "hello", Epoch: f.epoch}
+	ch <- frame.Frame{Type: frame.TypeHello, Epoch: f.epoch}
 	after := from.After
 	if from.Epoch != f.epoch {
 		after = 0
@@ -198,7 +205,7 @@ func (f *fakeStreams) Subscribe(ctx context.Context, session, stream string, fro
 	}
 	f.subs[stream] = append(f.subs[stream], ch)
 	f.mu.Unlock()
-	out := make(chan Frame)
+	out := make(chan frame.Frame)
 	go func() {
 		defer close(out)
 		for {

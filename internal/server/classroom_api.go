@@ -72,13 +72,13 @@ func (s *Server) apiClassEvents(c *gin.Context) {
 		return
 	}
 	defer s.cfg.Metrics.WebSocketOpened(metrics.StreamTimeline)()
-	_ = serveWS(ctx, c.Writer, c.Request, func(ctx context.Context, out chan<- any) {
+	s.wsEnded(c.Request, serveJSON(ctx, c.Writer, c.Request, s.ws, func(ctx context.Context, out chan<- any) {
 		for ev := range evs {
 			if !send(ctx, out, ev) {
 				return
 			}
 		}
-	})
+	}))
 }
 
 func (s *Server) apiExport(c *gin.Context) {

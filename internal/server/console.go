@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"oplab.dev/oplab/internal/frame"
 	"oplab.dev/oplab/internal/metrics"
 )
 
@@ -134,11 +135,7 @@ func (s *Server) apiStream(c *gin.Context) {
 		kind = metrics.StreamView
 	}
 	defer s.cfg.Metrics.WebSocketOpened(kind)()
-	_ = serveWS(ctx, c.Writer, c.Request, func(ctx context.Context, out chan<- any) {
-		for f := range frames {
-			if !send(ctx, out, f) {
-				return
-			}
-		}
-	})
+	// The frames' own bytes: a data frame's JSON was made once for every
+	// client.
+	s.wsEnded(c.Request, serveWS(ctx, c.Writer, c.Request, s.ws, frames, frame.Frame.MarshalJSON))
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"oplab.dev/oplab/internal/frame"
 )
 
 // instructorSignIn signs in with the instructor's form and returns the
@@ -227,7 +229,7 @@ func TestInstructorWatchesAMembersStreams(t *testing.T) {
 	if code != http.StatusSwitchingProtocols {
 		t.Fatalf("ada on her member's log: got %d, want 101", code)
 	}
-	var hello, line Frame
+	var hello, line frame.Frame
 	if err := conn.ReadJSON(&hello); err != nil || hello.Type != "hello" {
 		t.Fatalf("first frame: got %+v, %v; want hello", hello, err)
 	}

@@ -18,11 +18,11 @@ import (
 // `Foo time.Duration` fails here until its key ends in Ms and its type
 // writes milliseconds. The session's own views, which the application
 // hands over as they are, are checked in internal/app; the class and its
-// board in internal/board.
+// board in internal/board; a live stream's frame in internal/frame.
 func TestJSONConvention(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{
-		[]LabEntry{}, SessionRef{}, []Update{}, Frame{}, ApplyResult{}, Completion{}, Debrief{},
+		[]LabEntry{}, SessionRef{}, []Update{}, ApplyResult{}, Completion{}, Debrief{},
 		Instructor{}, quiz.View{}, quiz.Outcome{},
 	} {
 		for _, err := range jsonconv.Check(v) {

@@ -78,6 +78,7 @@ type Server struct {
 	hosts  map[string]bool
 	log    *slog.Logger
 	events *broker
+	ws     wsTimes // each WebSocket's write and pong waits
 
 	mu     sync.Mutex
 	tokens map[string]time.Time // sign-in tokens not used yet, with their expiry
@@ -158,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("parse templates: %w", err)
 	}
 	s := &Server{cfg: cfg, tmpl: tmpl, cat: cat, signer: signer{key: key}, hosts: map[string]bool{},
-		log: cfg.Logger, tokens: map[string]time.Time{}, events: newBroker()}
+		log: cfg.Logger, tokens: map[string]time.Time{}, events: newBroker(), ws: wsTimes{write: wsWriteWait, pong: wsPongWait}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, h := range cfg.Hosts {
 		s.hosts[strings.ToLower(h)] = true

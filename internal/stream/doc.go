@@ -12,16 +12,26 @@
 // from the ring at their own pace and the upstream never waits for them; a
 // subscriber that falls more than MaxLag frames behind live is dropped.
 //
-// Serve writes one subscription to a gorilla WebSocket connection with one
-// writer goroutine, pings, and deadlines.
+// The frames are frame.Frame, the one type the web server writes too: a
+// data frame's JSON is made once, when it is published, and every
+// subscriber's connection writes those bytes. This package has no
+// WebSocket of its own: the server's writer (internal/server/ws.go: one
+// writer goroutine per connection, pings, deadlines, the same-origin
+// check) is the one every stream goes through, and
+// BenchmarkLogLineTo100Clients (internal/app/webapp) measures a line's way
+// through it.
 //
 // The application layer builds the Hub with an Opener that maps a key to
 // its upstream, for instance "log/<session>" to an oplog.Follower's RunJSON
 // and "cluster/<session>" to a clusterview.Watcher; the server checks that
-// the caller owns the session before it subscribes:
+// the caller owns the session before it subscribes, and webapp hands the
+// subscription's frames to the server's writer:
 //
 //	hub := stream.New(open, stream.Options{})
 //	sub, err := hub.Subscribe("log/"+id, stream.From{Epoch: epoch, Seq: after})
-//	conn, err := stream.NewUpgrader().Upgrade(w, r, nil)
-//	err = stream.Serve(r.Context(), conn, sub, stream.WSOptions{})
+//	defer sub.Close()
+//	for {
+//		f, err := sub.Next(ctx) // a frame.Frame
+//		...
+//	}
 package stream

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/frame"
 )
 
 // source is an upstream driven by the test: send publishes, fail ends it
@@ -100,7 +102,7 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 }
 
 // next reads a frame, failing the test after 5 s.
-func next(t *testing.T, s *Subscription) Frame {
+func next(t *testing.T, s *Subscription) frame.Frame {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -116,16 +118,16 @@ func expectData(t *testing.T, s *Subscription, from, to int) {
 	t.Helper()
 	for i := from; i <= to; i++ {
 		f := next(t, s)
-		if f.Type != TypeData || f.Seq != uint64(i) || string(f.Data) != strconv.Itoa(i) {
+		if f.Type != frame.TypeData || f.Seq != uint64(i) || string(f.Data) != strconv.Itoa(i) {
 			t.Fatalf("got frame %+v, want data %d with seq %d", f, i, i)
 		}
 	}
 }
 
-func expectHello(t *testing.T, s *Subscription) Frame {
+func expectHello(t *testing.T, s *Subscription) frame.Frame {
 	t.Helper()
 	f := next(t, s)
-	if f.Type != TypeHello || f.Epoch != s.Epoch() || f.Epoch == "" {
+	if f.Type != frame.TypeHello || f.Epoch != s.Epoch() || f.Epoch == "" {
 		t.Fatalf("got first frame %+v, want a hello with epoch %q", f, s.Epoch())
 	}
 	return f
@@ -148,7 +150,7 @@ func TestFanOut(t *testing.T) {
 			defer s.Close()
 			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 			defer cancel()
-			if f, err := s.Next(ctx); err != nil || f.Type != TypeHello {
+			if f, err := s.Next(ctx); err != nil || f.Type != frame.TypeHello {
 				errs <- fmt.Errorf("first frame %+v, %v; want hello", f, err)
 				return
 			}
@@ -243,7 +245,7 @@ func TestResume(t *testing.T) {
 	src.send(t, 11, 20) // the ring keeps 13..20
 	c := subscribe(t, h, From{Epoch: hello.Epoch, Seq: 10})
 	expectHello(t, c)
-	if f := next(t, c); f.Type != TypeGap || f.Seq != 12 || f.Skipped != 2 {
+	if f := next(t, c); f.Type != frame.TypeGap || f.Seq != 12 || f.Skipped != 2 {
 		t.Errorf("got %+v, want a gap of 2 frames up to seq 12", f)
 	}
 	expectData(t, c, 13, 20)
@@ -344,26 +346,6 @@ func TestHubClose(t *testing.T) {
 	}
 }
 
-func TestFrameJSON(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		f    Frame
-		want string
-	}{
-		{Frame{Seq: 3, Type: TypeData, Data: []byte(`{"a":1}`)}, `{"seq":3,"type":"data","data":{"a":1}}`},
-		{Frame{Seq: 12, Type: TypeGap, Skipped: 2}, `{"seq":12,"type":"gap","skipped":2}`},
-		{Frame{Seq: 9, Type: TypeHello, Epoch: "ab12"}, `{"seq":9,"type":"hello","epoch":"ab12"}`},
-		{Frame{Seq: 4, Type: TypeData, Cursor: "0042", Data: []byte(`1`)}, `{"seq":4,"type":"data","cursor":"0042","data":1}`},
-		{Frame{Seq: 9, Type: TypeHello, Epoch: "ab12", Resumed: true}, `{"seq":9,"type":"hello","epoch":"ab12","resumed":true}`},
-	}
-	for _, tt := range tests {
-		got, err := tt.f.MarshalJSON()
-		if err != nil || string(got) != tt.want {
-			t.Errorf("got %s, %v; want %s", got, err, tt.want)
-		}
-	}
-}
-
 // cursor is the test source's cursor of message i.
 func cursor(i int) string { return fmt.Sprintf("%08d", i) }
 
@@ -372,7 +354,7 @@ func cursor(i int) string { return fmt.Sprintf("%08d", i) }
 func expectValues(t *testing.T, s *Subscription, from, to int) {
 	t.Helper()
 	for i := from; i <= to; i++ {
-		if f := next(t, s); f.Type != TypeData || string(f.Data) != strconv.Itoa(i) || f.Cursor != cursor(i) {
+		if f := next(t, s); f.Type != frame.TypeData || string(f.Data) != strconv.Itoa(i) || f.Cursor != cursor(i) {
 			t.Fatalf("got frame %+v, want message %d with its cursor", f, i)
 		}
 	}
@@ -436,7 +418,7 @@ func TestResumeOnAnotherHub(t *testing.T) {
 	seen.Close()
 	lost := subscribe(t, hubC, From{Epoch: helloA.Epoch, Cursor: cursor(5)})
 	expectHello(t, lost)
-	if f := next(t, lost); f.Type != TypeGap || f.Seq != 6 {
+	if f := next(t, lost); f.Type != frame.TypeGap || f.Seq != 6 {
 		t.Errorf("after a cursor older than the ring: got %+v, want a gap up to seq 6", f)
 	}
 	expectValues(t, lost, 7, 10)
@@ -477,7 +459,7 @@ func TestRingBytes(t *testing.T) {
 			if f.Seq != seq {
 				t.Fatalf("ring slot of seq %d holds seq %d", seq, f.Seq)
 			}
-			frames, bytes = frames+1, bytes+f.size()
+			frames, bytes = frames+1, bytes+size(f)
 		}
 		if bytes != top.bytes {
 			t.Fatalf("the ring counts %d bytes, its frames hold %d", top.bytes, bytes)
@@ -488,11 +470,11 @@ func TestRingBytes(t *testing.T) {
 	if bytes > ringBytes || frames < 2 || frames >= 100 {
 		t.Errorf("after 100 frames of 1 KiB: the ring keeps %d frames, %d bytes; want at most %d bytes, some frames", frames, bytes, ringBytes)
 	}
-	if f := next(t, behind); f.Type != TypeGap || f.Seq != uint64(100-frames) || f.Skipped != uint64(100-frames) {
+	if f := next(t, behind); f.Type != frame.TypeGap || f.Seq != uint64(100-frames) || f.Skipped != uint64(100-frames) {
 		t.Errorf("the subscriber behind: got %s frame %d (skipped %d), want a gap of %d frames", f.Type, f.Seq, f.Skipped, 100-frames)
 	}
 	for seq := 100 - frames + 1; seq <= 100; seq++ {
-		if f := next(t, behind); f.Type != TypeData || f.Seq != uint64(seq) {
+		if f := next(t, behind); f.Type != frame.TypeData || f.Seq != uint64(seq) {
 			t.Fatalf("got %s frame %d, want data frame %d", f.Type, f.Seq, seq)
 		}
 	}
@@ -501,13 +483,13 @@ func TestRingBytes(t *testing.T) {
 	if frames, bytes := kept(); frames != 1 || bytes <= ringBytes {
 		t.Errorf("after a frame larger than the bound: the ring keeps %d frames of %d bytes, want that one", frames, bytes)
 	}
-	if f := next(t, behind); f.Type != TypeData || f.Seq != 101 {
+	if f := next(t, behind); f.Type != frame.TypeData || f.Seq != 101 {
 		t.Errorf("got %s frame %d, want the large frame, 101", f.Type, f.Seq)
 	}
 	late := subscribe(t, h, From{})
 	defer late.Close()
 	expectHello(t, late)
-	if f := next(t, late); f.Type != TypeData || f.Seq != 101 {
+	if f := next(t, late); f.Type != frame.TypeData || f.Seq != 101 {
 		t.Errorf("a subscriber that joins: got %s frame %d, want the large frame, the one kept", f.Type, f.Seq)
 	}
 }

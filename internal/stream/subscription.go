@@ -1,6 +1,10 @@
 package stream
 
-import "context"
+import (
+	"context"
+
+	"oplab.dev/oplab/internal/frame"
+)
 
 // Subscription is one subscriber's place in a key's stream. It is read
 // from one goroutine; Close and Done may be used from any.
@@ -53,16 +57,16 @@ func (s *Subscription) Ready() <-chan struct{} {
 
 // TryNext returns the next frame if there is one now (ok), or the error
 // the subscription ended with.
-func (s *Subscription) TryNext() (f Frame, ok bool, err error) {
+func (s *Subscription) TryNext() (f frame.Frame, ok bool, err error) {
 	t := s.t
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case s.err != nil:
-		return Frame{}, false, s.err
+		return frame.Frame{}, false, s.err
 	case s.hello:
 		s.hello = false
-		return Frame{Type: TypeHello, Epoch: t.epoch, Seq: t.last, Resumed: s.resumed}, true, nil
+		return frame.Frame{Type: frame.TypeHello, Epoch: t.epoch, Seq: t.last, Resumed: s.resumed}, true, nil
 	}
 	for s.next <= t.last {
 		if first := t.first(); s.next < first {
@@ -71,7 +75,7 @@ func (s *Subscription) TryNext() (f Frame, ok bool, err error) {
 			if c := t.ring[first%uint64(len(t.ring))].Cursor; s.after != "" && (c == "" || c <= s.after) {
 				continue // cursors grow: what fell out of the ring was seen
 			}
-			return Frame{Type: TypeGap, Seq: first - 1, Skipped: lost}, true, nil
+			return frame.Frame{Type: frame.TypeGap, Seq: first - 1, Skipped: lost}, true, nil
 		}
 		f = t.ring[s.next%uint64(len(t.ring))]
 		s.next++
@@ -85,13 +89,13 @@ func (s *Subscription) TryNext() (f Frame, ok bool, err error) {
 	}
 	if t.ended {
 		t.drop(s, t.err)
-		return Frame{}, false, s.err
+		return frame.Frame{}, false, s.err
 	}
-	return Frame{}, false, nil
+	return frame.Frame{}, false, nil
 }
 
 // Next waits for the next frame.
-func (s *Subscription) Next(ctx context.Context) (Frame, error) {
+func (s *Subscription) Next(ctx context.Context) (frame.Frame, error) {
 	for {
 		ready := s.Ready()
 		if f, ok, err := s.TryNext(); ok || err != nil {
@@ -99,7 +103,7 @@ func (s *Subscription) Next(ctx context.Context) (Frame, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return Frame{}, ctx.Err()
+			return frame.Frame{}, ctx.Err()
 		case <-ready:
 		case <-s.done:
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+
+	"oplab.dev/oplab/internal/frame"
 )
 
 // topic is one key's running upstream, its ring and its subscribers.
@@ -16,7 +18,7 @@ type topic struct {
 	done   chan struct{} // closed when the upstream has returned
 
 	mu   sync.Mutex
-	ring []Frame // ring[seq % len(ring)] holds frame seq, for seqs oldest..last
+	ring []frame.Frame // ring[seq % len(ring)] holds frame seq, for seqs oldest..last
 	// oldest is the oldest seq kept (1 before the first frame is
 	// dropped); bytes the size of the frames kept, at most maxBytes but
 	// for the newest frame.
@@ -34,7 +36,7 @@ type topic struct {
 func newTopic(h *Hub, key string, o Options, cancel context.CancelFunc) *topic {
 	return &topic{
 		h: h, key: key, epoch: newEpoch(), maxLag: uint64(o.MaxLag), cancel: cancel,
-		done: make(chan struct{}), ring: make([]Frame, o.Ring), oldest: 1, maxBytes: o.RingBytes, wake: make(chan struct{}),
+		done: make(chan struct{}), ring: make([]frame.Frame, o.Ring), oldest: 1, maxBytes: o.RingBytes, wake: make(chan struct{}),
 		subs: map[*Subscription]struct{}{},
 	}
 }
@@ -44,23 +46,30 @@ func (t *topic) first() uint64 { return t.oldest }
 
 // keep puts f, the newest frame, in the ring, and drops the oldest frames
 // while the ring holds more than its frames or its bytes; t.mu is held.
-func (t *topic) keep(f Frame) {
+func (t *topic) keep(f frame.Frame) {
 	n := uint64(len(t.ring))
 	if f.Seq-t.oldest >= n {
 		t.dropOldest() // f's place holds the oldest frame
 	}
 	t.ring[f.Seq%n] = f
-	t.bytes += f.size()
+	t.bytes += size(f)
 	for t.bytes > t.maxBytes && t.oldest < f.Seq {
 		t.dropOldest()
 	}
 }
 
+// size is the bytes a frame kept in a ring holds: its data, its cursor
+// and its encoding (made once, when it was published).
+func size(f frame.Frame) int {
+	enc, _ := f.MarshalJSON()
+	return len(f.Data) + len(f.Cursor) + len(enc)
+}
+
 // dropOldest lets go of the oldest frame in the ring; t.mu is held.
 func (t *topic) dropOldest() {
 	i := t.oldest % uint64(len(t.ring))
-	t.bytes -= t.ring[i].size()
-	t.ring[i] = Frame{}
+	t.bytes -= size(t.ring[i])
+	t.ring[i] = frame.Frame{}
 	t.oldest++
 }
 
@@ -76,9 +85,7 @@ func (t *topic) publish(data []byte, cursor string) {
 		return
 	}
 	t.last++
-	f := Frame{Seq: t.last, Type: TypeData, Cursor: cursor, Data: data}
-	f.enc = f.encode()
-	t.keep(f)
+	t.keep(frame.Data(t.last, cursor, data))
 	close(t.wake)
 	t.wake = make(chan struct{})
 	for s := range t.subs {

@@ -16,7 +16,10 @@
 //   - streams.go: the Runtime's stream hub, keyed "log/<session>" (the
 //     operator's log of the session's cluster, App.OperatorLog) and
 //     "cluster/<session>" (a clusterview.Watcher on the lab's
-//     PostgresCluster).
+//     PostgresCluster), whose frames (package frame, the type the server
+//     writes too) are relayed to the server's WebSocket writer as the hub
+//     made them. BenchmarkLogLineTo100Clients times a log line through
+//     that path.
 //
 // The server checks that the caller owns a session before it calls any of
 // these with the session's id.

@@ -3,6 +3,7 @@ package webapp
 import (
 	"context"
 
+	"oplab.dev/oplab/internal/frame"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/stream"
 )
@@ -11,12 +12,27 @@ import (
 // client's last frame, or its last cursor when it comes from another
 // server. The cluster view's frames are whole snapshots, so a new viewer
 // starts from the newest.
-func (w *Web) Subscribe(ctx context.Context, id, name string, from server.Resume) (<-chan server.Frame, error) {
-	sub, err := w.rt.Subscribe(id, name, stream.From{Epoch: from.Epoch, Seq: from.After, Cursor: from.Cursor})
+func (w *Web) Subscribe(ctx context.Context, id, name string, from server.Resume) (<-chan frame.Frame, error) {
+	sub, err := w.rt.Subscribe(id, name, fromResume(from))
 	if err != nil {
 		return nil, webErr(err)
 	}
-	out := make(chan server.Frame)
+	return relay(ctx, sub), nil
+}
+
+// fromResume is where a client's stream starts on the hub.
+func fromResume(r server.Resume) stream.From {
+	return stream.From{Epoch: r.Epoch, Seq: r.After, Cursor: r.Cursor}
+}
+
+// relay hands sub's frames, as the hub keeps them (a data frame with its
+// JSON made once), to the server's writer, until ctx ends or the
+// subscription does; then it closes the channel and the subscription. The
+// channel holds no frame: the frames a client has not taken stay in the
+// hub's ring, which drops a subscriber too far behind, and a client that
+// stops reading is dropped when the server's write to it times out.
+func relay(ctx context.Context, sub *stream.Subscription) <-chan frame.Frame {
+	out := make(chan frame.Frame)
 	go func() {
 		defer close(out)
 		defer sub.Close()
@@ -25,16 +41,12 @@ func (w *Web) Subscribe(ctx context.Context, id, name string, from server.Resume
 			if err != nil {
 				return
 			}
-			sf := server.Frame{Seq: f.Seq, Type: f.Type, Epoch: f.Epoch, Skipped: f.Skipped, Cursor: f.Cursor, Resumed: f.Resumed}
-			if len(f.Data) > 0 {
-				sf.Data = f.Data
-			}
 			select {
-			case out <- sf:
+			case out <- f:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	return out, nil
+	return out
 }

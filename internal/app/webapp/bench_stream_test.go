@@ -1,22 +1,18 @@
-package stream_test
+package webapp
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
+	"oplab.dev/oplab/internal/frame"
 	"oplab.dev/oplab/internal/operator/crilog"
 	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/stream"
@@ -25,11 +21,13 @@ import (
 // BenchmarkLogLineTo100Clients measures a reconcile line's way to the
 // browsers: appended to the operator's log file in the CRI format (as
 // hostpod writes it), read by the oplog follower (woken by inotify), fanned
-// out by the hub, and received by 100 WebSocket clients over loopback. Per
-// line, the time until the last of the 100 has it; p50 and p99 over all
-// lines of the run.
+// out by the hub, handed over by relay, written by the server's stream
+// handler and WebSocket writer (the path `oplab serve` runs, signed in,
+// Origin checked), and received by 100 WebSocket clients over loopback.
+// Per line, the time until the last of the 100 has it; p50 and p99 over
+// all lines of the run.
 //
-//	go test -run '^$' -bench LogLineTo100Clients -benchtime 1x -count 5 ./internal/stream/
+//	go test -run '^$' -bench LogLineTo100Clients -benchtime 1x -count 5 ./internal/app/webapp/
 func BenchmarkLogLineTo100Clients(b *testing.B) {
 	const (
 		clients      = 100
@@ -48,20 +46,7 @@ func BenchmarkLogLineTo100Clients(b *testing.B) {
 		return stream.UpstreamFunc((&oplog.Follower{Path: loc.Log()}).RunJSON), nil
 	}, stream.Options{})
 	defer hub.Close()
-	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		sub, err := hub.Subscribe("log/bench", stream.From{})
-		if err != nil {
-			http.Error(rw, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		conn, err := stream.NewUpgrader().Upgrade(rw, r, nil)
-		if err != nil {
-			sub.Close()
-			return
-		}
-		_ = stream.Serve(r.Context(), conn, sub, stream.WSOptions{})
-	}))
-	defer srv.Close()
+	site := newStreamSite(b, hub)
 
 	total := b.N * linesPerIter
 	var (
@@ -75,14 +60,9 @@ func BenchmarkLogLineTo100Clients(b *testing.B) {
 	ctx, cancel := context.WithCancel(b.Context())
 	defer cancel()
 	var wg sync.WaitGroup
-	url := "ws" + strings.TrimPrefix(srv.URL, "http")
 	ready := make(chan struct{}, clients)
 	for range clients {
-		c, _, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c.Close()
+		c := site.dial(b, ctx, "log", nil)
 		wg.Go(func() {
 			for {
 				_, msg, err := c.ReadMessage()
@@ -90,11 +70,11 @@ func BenchmarkLogLineTo100Clients(b *testing.B) {
 					return
 				}
 				seq, typ := frameHead(msg)
-				if typ == stream.TypeHello {
+				if typ == frame.TypeHello {
 					ready <- struct{}{}
 					continue
 				}
-				if typ != stream.TypeData || seq < 1 || seq > total {
+				if typ != frame.TypeData || seq < 1 || seq > total {
 					continue
 				}
 				if arrivals[seq].Add(1) == clients {
@@ -138,14 +118,15 @@ func BenchmarkLogLineTo100Clients(b *testing.B) {
 	b.ReportMetric(lat[len(lat)/2], "ms-p50")
 	b.ReportMetric(lat[(len(lat)*99+99)/100-1], "ms-p99")
 	b.ReportMetric(0, "ns/op") // the line latencies are the figure, not the loop's time
-	// Ending the hub's streams closes every connection, which ends the
-	// clients' readers.
+	// Ending the hub's streams closes every connection (the server's
+	// writer closes it when its frames end), which ends the clients'
+	// readers.
 	hub.Close()
 	wg.Wait()
 }
 
 // frameHead reads a frame's seq and type from the start of its JSON (as
-// Frame writes it), so that the 100 clients, which share the machine with
+// frame.Frame writes it), so that the 100 clients, which share the machine with
 // the server here but would be browsers elsewhere, cost little.
 func frameHead(msg []byte) (seq int, typ string) {
 	rest, ok := bytes.CutPrefix(msg, []byte(`{"seq":`))
