@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
+	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/clusterview"
 	"oplab.dev/oplab/internal/console"
 	"oplab.dev/oplab/internal/metrics"
@@ -117,9 +118,9 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 	// The console's kubectl runs in a sandbox that cannot read the
 	// server's files; without one it runs only where the operator said
 	// --insecure-clusters.
-	sandbox := console.SandboxRequired
+	sandbox := bwrap.Required
 	if r.serving.Insecure {
-		sandbox = console.SandboxAuto
+		sandbox = bwrap.Auto
 	}
 	r.metrics = metrics.New(metrics.Options{Sessions: a, States: sessionStates(), Queued: a.Queued, Logger: o.Logger})
 	caps := a.clusters.Info().Capabilities

@@ -22,6 +22,11 @@
 //     server or another learner's cluster;
 //   - PID, IPC and UTS namespaces of its own.
 //
+// What a cell holds is decided here (Spec.sandbox, host.go); how that is
+// said to bwrap — its arguments, the /etc files, the probe of whether it
+// works on this machine — is package bwrap's, which the web console's
+// sandbox uses too.
+//
 // The host reaches in, never the cell out: the cell's first process
 // (Init, run by "cell init") holds TCP listeners made on the host's loopback
 // before the namespaces existed and passed to it, and forwards each

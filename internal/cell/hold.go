@@ -24,24 +24,6 @@ import (
 // stageRoot is where "cell hold" stages the paths bwrap binds.
 const stageRoot = "/tmp"
 
-// source returns how bwrap names a host path: the path itself, or, for a
-// cell of its own user, the place "cell hold" stages it.
-func (s Spec) source() func(string) string {
-	if s.User == 0 {
-		return func(p string) string { return p }
-	}
-	return s.staging().Source
-}
-
-// staging stages the host paths bwrap binds for s, each once.
-func (s Spec) staging() *Staging {
-	paths := []string{tmpDir(s.Dir), s.Dir}
-	for _, name := range etcNames() {
-		paths = append(paths, filepath.Join(etcDir(s.Dir), name))
-	}
-	return NewStaging(s.User, append(paths, s.programs()...)...)
-}
-
 // runHold is "cell hold --user UID --stage N=PATH... -- BWRAP ARGS...",
 // run as root in a mount namespace of its own.
 func runHold(args []string) error {

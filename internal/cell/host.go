@@ -5,23 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"oplab.dev/oplab/internal/bwrap"
 )
 
 // Inside a cell every process runs as this user and group: an unprivileged
 // id of the cell's own user namespace, mapped to the user that made the cell.
 const (
-	UID = 65534
-	GID = 65534
+	UID = bwrap.UID
+	GID = bwrap.GID
 )
 
 // Spec describes a cell.
@@ -81,9 +81,9 @@ type Holder struct {
 // host listeners of s.Forwards are open once it returns: a port taken by
 // another process fails here, before anything runs.
 func (s Spec) Holder() (h *Holder, err error) {
-	bwrap, err := exec.LookPath("bwrap")
+	bwrapPath, err := bwrap.Path()
 	if err != nil {
-		return nil, errors.New("bwrap not found in PATH (install bubblewrap)")
+		return nil, err
 	}
 	if err := s.prepareDir(); err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (s Spec) Holder() (h *Holder, err error) {
 	if err := s.Own(); err != nil {
 		return nil, err
 	}
-	h = &Holder{Path: bwrap}
+	h = &Holder{}
 	defer func() {
 		if err != nil {
 			h.Close()
@@ -113,11 +113,7 @@ func (s Spec) Holder() (h *Holder, err error) {
 		fd := 2 + len(h.ExtraFiles) // ExtraFiles[i] is fd 3+i in the child
 		forwards = append(forwards, "--forward", fmt.Sprintf("%d=%d", fd, port))
 	}
-	h.Args = append(s.bwrapArgs(3, s.source()), "--", s.Init, "init", "--control", controlPath(s.Dir))
-	h.Args = append(h.Args, forwards...)
-	if s.User != 0 {
-		h.Path, h.Args, h.Unshareflags = s.staging().Command(s.Init, bwrap, h.Args)
-	}
+	h.Path, h.Args, h.Unshareflags = s.command(bwrapPath, 3, s.Init, append([]string{"init", "--control", controlPath(s.Dir)}, forwards...)...)
 	if len(s.Cgroup) > 0 {
 		h.Path, h.Args = s.Init, append(append(enterArgs(s.Cgroup), "--", h.Path), h.Args...)
 	}
@@ -190,54 +186,47 @@ func (s Spec) prepareDir() error {
 			return fmt.Errorf("prepare cell: %w", err)
 		}
 	}
-	for name, content := range etcFiles {
-		if err := os.WriteFile(filepath.Join(etcDir(s.Dir), name), []byte(content), 0o644); err != nil {
-			return fmt.Errorf("prepare cell: %w", err)
-		}
+	if err := bwrap.WriteEtc(etcDir(s.Dir), bwrap.Etc{User: "cell"}); err != nil {
+		return fmt.Errorf("prepare cell: %w", err)
 	}
 	return nil
 }
 
-// etcFiles are the cell's /etc: names for loopback and for the cell's user,
-// nothing of the host's.
-var etcFiles = map[string]string{
-	"hosts":         "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
-	"nsswitch.conf": "hosts: files\npasswd: files\ngroup: files\n",
-	"passwd":        "cell:x:" + strconv.Itoa(UID) + ":" + strconv.Itoa(GID) + ":cell:/nonexistent:/nonexistent\n",
-	"group":         "cell:x:" + strconv.Itoa(GID) + ":\n",
+// sandbox is the cell as bwrap makes it: its own directory writable at the
+// same path (so every path in the cluster's configuration means the same
+// inside and out), a directory of its own as /tmp, its /etc, its programs
+// read-only (and the system's libraries where one of them needs them), a
+// network of its own with only a loopback; bwrap writes what it made to
+// infoFD (none when zero).
+func (s Spec) sandbox(infoFD int) bwrap.Sandbox {
+	sb := bwrap.Sandbox{
+		Hostname: "cell",
+		Net:      true,
+		Tmp:      tmpDir(s.Dir), // Dir may itself be under /tmp
+		Binds:    []bwrap.Bind{{Src: s.Dir, Writable: true}},
+		Etc:      etcDir(s.Dir),
+		InfoFD:   infoFD,
+		Chdir:    s.Dir,
+	}
+	for _, p := range s.programs() {
+		sb.Binds = append(sb.Binds, bwrap.Bind{Src: p})
+		sb.System = sb.System || bwrap.Dynamic(p)
+	}
+	return sb
 }
 
-// etcNames are the names of etcFiles, sorted.
-func etcNames() []string { return slices.Sorted(maps.Keys(etcFiles)) }
-
-// bwrapArgs are bwrap's options for the cell, its information written to
-// infoFD (none when negative), each path it binds from the host given as
-// source returns it.
-func (s Spec) bwrapArgs(infoFD int, source func(string) string) []string {
-	args := []string{
-		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-		"--uid", strconv.Itoa(UID), "--gid", strconv.Itoa(GID), "--cap-drop", "ALL",
-		"--hostname", "cell",
-		"--proc", "/proc", "--dev", "/dev",
-		// /tmp before Dir: Dir may itself be under /tmp.
-		"--bind", source(tmpDir(s.Dir)), "/tmp",
-		"--bind", source(s.Dir), s.Dir,
+// command returns how to run prog with args as the first process of the
+// cell, with bwrap at bwrapPath: bwrap itself, or for a cell of its own
+// user "cell hold", which stages the paths bwrap binds and runs it as
+// that user, in a mount namespace of its own (unshare).
+func (s Spec) command(bwrapPath string, infoFD int, prog string, args ...string) (path string, argv []string, unshare uintptr) {
+	sb := s.sandbox(infoFD)
+	if s.User == 0 {
+		return bwrapPath, sb.Args(prog, args...), 0
 	}
-	for _, name := range etcNames() {
-		args = append(args, "--ro-bind", source(filepath.Join(etcDir(s.Dir), name)), "/etc/"+name)
-	}
-	dyn := false
-	for _, p := range s.programs() {
-		args = append(args, "--ro-bind", source(p), p)
-		dyn = dyn || Dynamic(p)
-	}
-	if dyn {
-		args = append(args, SystemBinds()...)
-	}
-	if infoFD >= 0 {
-		args = append(args, "--info-fd", strconv.Itoa(infoFD))
-	}
-	return append(args, "--chdir", s.Dir)
+	st := NewStaging(s.User, sb.Paths()...)
+	sb.Source = st.Source
+	return st.Command(s.Init, bwrapPath, sb.Args(prog, args...))
 }
 
 // programs are the paths of programs the cell binds read-only: Init and
@@ -325,39 +314,32 @@ func Probe(ctx context.Context, init string, user int) error {
 	if fi, err := os.Stat(init); err != nil || fi.IsDir() {
 		return fmt.Errorf("the cell program %s is missing: run `make build`", init)
 	}
-	bwrap, err := exec.LookPath("bwrap")
+	bwrapPath, err := bwrap.Path()
 	if err != nil {
-		return errors.New("bwrap not found: install bubblewrap (Debian: apt-get install bubblewrap)")
+		return err
 	}
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		return errors.New("nsenter not found: install util-linux")
 	}
 	dir, err := os.MkdirTemp("", "oplab-cell-probe-")
 	if err != nil {
-		return err
+		return fmt.Errorf("probe cells: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	s := Spec{Dir: dir, Init: init, User: user}
 	if err := s.prepareDir(); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	args := append(s.bwrapArgs(-1, s.source()), "--", init, "version")
-	cmd := exec.CommandContext(ctx, bwrap, args...)
-	if s.User != 0 {
-		path, argv, unshare := s.staging().Command(init, bwrap, args)
-		cmd = exec.CommandContext(ctx, path, argv...)
+	if err := s.Own(); err != nil {
+		return err
+	}
+	return bwrap.Probe(ctx, "a cell", func(ctx context.Context) *exec.Cmd {
+		path, argv, unshare := s.command(bwrapPath, 0, init, "version")
+		cmd := exec.CommandContext(ctx, path, argv...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
-		if err := s.Own(); err != nil {
-			return err
-		}
-	}
-	cmd.Env = []string{"PATH=/usr/bin:/bin"}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("bubblewrap cannot make namespaces here (user namespaces may be disabled: sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces): %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return nil
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		return cmd
+	})
 }
 
 // InitAlive reports whether init, a cell's PID 1 according to a record, is

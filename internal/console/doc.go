@@ -36,7 +36,9 @@
 //     the line is kept anywhere a person other than the learner reads.
 //   - sandbox.go: where bubblewrap works, the command runs in a root of its
 //     own that holds kubectl, its directory and a few /etc files only, so
-//     even an allowed command cannot read the server's files.
+//     even an allowed command cannot read the server's files. What the
+//     root holds is decided there; package bwrap, which makes the clusters'
+//     cells too, turns it into bwrap's arguments and probes bwrap.
 //     Runner.Sandboxed says which; scripts/ensure-bwrap.sh installs bwrap.
 //   - complete.go: Completer completes verbs, flags, resource types (from
 //     the cluster's discovery, cached per session) and object names.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"oplab.dev/oplab/internal/bwrap"
 )
 
 // blockingRunner is a Runner on a stand-in kubectl that notes each start
@@ -25,7 +27,7 @@ func blockingRunner(t *testing.T, limits Limits) (*Runner, func() []string) {
 	if err := os.WriteFile(kubectl, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(context.Background(), Options{Kubectl: kubectl, Sandbox: SandboxOff, TempDir: t.TempDir(), Limits: limits})
+	r, err := New(context.Background(), Options{Kubectl: kubectl, Sandbox: bwrap.Off, TempDir: t.TempDir(), Limits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +177,7 @@ func TestLimitsGiveBackEveryPlace(t *testing.T) {
 	if err := os.WriteFile(kubectl, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(context.Background(), Options{Kubectl: kubectl, Sandbox: SandboxOff, TempDir: t.TempDir(),
+	r, err := New(context.Background(), Options{Kubectl: kubectl, Sandbox: bwrap.Off, TempDir: t.TempDir(),
 		FollowTimeout: 200 * time.Millisecond, Limits: Limits{Commands: 1, Follows: 1}})
 	if err != nil {
 		t.Fatal(err)

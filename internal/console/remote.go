@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"oplab.dev/oplab/internal/bwrap"
 )
 
 // Remote runs a console command's kubectl away from this machine: in the
@@ -156,7 +158,7 @@ func Serve(ctx context.Context, o ServeOptions, c Call, stdin io.Reader, stdout,
 		}
 	}()
 	limit := c.Limit + remoteGrace
-	r, err := New(ctx, Options{Kubectl: o.Kubectl, Sandbox: SandboxOff, TempDir: o.TempDir, Timeout: limit, FollowTimeout: limit})
+	r, err := New(ctx, Options{Kubectl: o.Kubectl, Sandbox: bwrap.Off, TempDir: o.TempDir, Timeout: limit, FollowTimeout: limit})
 	if err != nil {
 		return fail(err)
 	}

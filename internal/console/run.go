@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"oplab.dev/oplab/internal/bwrap"
 )
 
 // Defaults of Options.
@@ -59,7 +61,7 @@ type Options struct {
 	// YAML given as input.
 	MaxOutput, MaxStdin int
 	// Sandbox chooses whether commands run under bubblewrap.
-	Sandbox SandboxMode
+	Sandbox bwrap.Mode
 	// TempDir holds the per-command private directories (os.TempDir() when
 	// empty).
 	TempDir string

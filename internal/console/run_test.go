@@ -16,6 +16,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
 
@@ -380,7 +381,7 @@ func TestRefusedStartsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	r, err := New(context.Background(), Options{Kubectl: kubectl, Sandbox: SandboxOff, TempDir: tmp})
+	r, err := New(context.Background(), Options{Kubectl: kubectl, Sandbox: bwrap.Off, TempDir: tmp})
 	if err != nil {
 		t.Fatal(err)
 	}

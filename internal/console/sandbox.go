@@ -7,28 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"time"
 
+	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/cell"
 )
-
-// SandboxMode chooses whether commands run under bubblewrap.
-type SandboxMode int
-
-const (
-	// SandboxAuto uses bubblewrap when it works on this machine and runs
-	// unsandboxed otherwise, saying so once through the logger.
-	SandboxAuto SandboxMode = iota
-	// SandboxOff never uses bubblewrap.
-	SandboxOff
-	// SandboxRequired makes New fail when bubblewrap does not work.
-	SandboxRequired
-)
-
-// probeTimeout bounds the start-up check of the sandbox.
-const probeTimeout = 30 * time.Second
 
 // Paths inside the sandbox.
 const (
@@ -44,8 +27,8 @@ const (
 // host's loopback. The program runs as an unprivileged user in new user,
 // pid, ipc, uts and cgroup namespaces and dies with the runner.
 type sandbox struct {
-	bwrap string
-	etc   string // the runner's /etc files: hosts, nsswitch.conf, passwd
+	bwrapPath string
+	etc       string // the directory of the sandbox's /etc files (bwrap.WriteEtc)
 	// cell, when set, is the cell program, through whose "cell hold" a
 	// root oplab runs bwrap as User instead of as root (package cell's
 	// Staging).
@@ -106,7 +89,7 @@ func (r *Runner) spec(cmd *Command, dir string) procSpec {
 // setupSandbox decides whether commands run under bubblewrap, by running
 // kubectl version --client through it.
 func (r *Runner) setupSandbox(ctx context.Context) error {
-	if r.opts.Sandbox == SandboxOff {
+	if r.opts.Sandbox == bwrap.Off {
 		r.log.Info("console: sandbox turned off; kubectl runs unsandboxed")
 		return nil
 	}
@@ -126,112 +109,88 @@ func (r *Runner) setupSandbox(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		if r.opts.Sandbox == SandboxRequired {
+		if r.opts.Sandbox == bwrap.Required {
 			return fmt.Errorf("sandbox required: %w", err)
 		}
 		r.log.Warn("console: kubectl runs unsandboxed: bubblewrap does not work here (scripts/ensure-bwrap.sh installs it)", "error", err)
 		return nil
 	}
-	r.log.Info("console: kubectl runs in a bubblewrap sandbox", "bwrap", sb.bwrap)
+	r.log.Info("console: kubectl runs in a bubblewrap sandbox", "bwrap", sb.bwrapPath)
 	return nil
 }
 
+// probe runs kubectl version --client as the runner runs every command.
 func (r *Runner) probe(ctx context.Context) error {
 	dir, err := r.privateDir([]byte("apiVersion: v1\nkind: Config\n"))
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	c := r.command(ctx, procSpec{prog: r.opts.Kubectl, args: []string{"version", "--client"}, dir: dir})
-	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl version --client in bwrap: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return bwrap.Probe(ctx, "kubectl version --client", func(ctx context.Context) *exec.Cmd {
+		return r.command(ctx, procSpec{prog: r.opts.Kubectl, args: []string{"version", "--client"}, dir: dir})
+	})
 }
 
 // newSandbox finds bwrap and writes the sandbox's /etc files.
 func newSandbox(tempDir string) (*sandbox, error) {
-	bwrap, err := exec.LookPath("bwrap")
+	path, err := bwrap.Path()
 	if err != nil {
-		return nil, errors.New("bwrap not found in PATH")
+		return nil, err
 	}
 	etc, err := os.MkdirTemp(tempDir, "console-etc-")
 	if err != nil {
 		return nil, fmt.Errorf("make the sandbox's /etc: %w", err)
 	}
-	files := map[string]string{
-		"hosts":         "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
-		"nsswitch.conf": "hosts: files dns\n",
-		"passwd":        "console:x:65534:65534:console:" + boxHome + ":/nonexistent\n",
-		"group":         "console:x:65534:\n",
-	}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(etc, name), []byte(content), 0o644); err != nil {
-			os.RemoveAll(etc)
-			return nil, fmt.Errorf("write the sandbox's /etc/%s: %w", name, err)
-		}
-	}
-	if err := os.Chmod(etc, 0o755); err != nil {
+	// kubectl may reach a cluster by name: names resolve through the DNS.
+	if err := bwrap.WriteEtc(etc, bwrap.Etc{User: "console", Home: boxHome, DNS: true}); err != nil {
 		os.RemoveAll(etc)
 		return nil, err
 	}
-	return &sandbox{bwrap: bwrap, etc: etc}, nil
+	if err := os.Chmod(etc, 0o755); err != nil {
+		os.RemoveAll(etc)
+		return nil, fmt.Errorf("make the sandbox's /etc: %w", err)
+	}
+	return &sandbox{bwrapPath: path, etc: etc}, nil
 }
 
 // command is spec run under bwrap; as User when the sandbox has a cell
 // program (oplab runs as root).
 func (s *sandbox) command(ctx context.Context, spec procSpec) *exec.Cmd {
-	source := func(p string) string { return p }
-	var st *cell.Staging
-	if s.cell != "" {
-		paths := []string{spec.prog, spec.dir}
-		for _, name := range etcNames {
-			paths = append(paths, filepath.Join(s.etc, name))
-		}
-		st = cell.NewStaging(User, paths...)
-		source = st.Source
-	}
 	prog := boxBin + "/" + filepath.Base(spec.prog)
-	args := []string{
-		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try",
-		"--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
-		"--die-with-parent", "--hostname", "console",
-		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-		"--ro-bind", source(spec.prog), prog,
-		"--bind", source(spec.dir), boxHome,
+	sb := bwrap.Sandbox{
+		Hostname:      "console",
+		DieWithParent: true,
+		Binds: []bwrap.Bind{
+			{Src: spec.prog, Dst: prog},
+			{Src: spec.dir, Dst: boxHome, Writable: true},
+			// Public files a client may need to reach a cluster by name
+			// or with a public certificate: never the server's own files.
+			{Src: "/etc/resolv.conf", Try: true},
+			{Src: "/etc/ssl/certs", Try: true},
+		},
+		Etc:    s.etc,
+		System: spec.system || bwrap.Dynamic(spec.prog),
+		Chdir:  boxHome,
 	}
-	for _, name := range etcNames {
-		args = append(args, "--ro-bind", source(filepath.Join(s.etc, name)), "/etc/"+name)
+	path, argv, unshare := s.bwrapPath, sb.Args(prog, spec.args...), uintptr(0)
+	if s.cell != "" {
+		st := cell.NewStaging(User, sb.Paths()...)
+		sb.Source = st.Source
+		path, argv, unshare = st.Command(s.cell, s.bwrapPath, sb.Args(prog, spec.args...))
 	}
-	// Public files a client may need to reach a cluster by name or with a
-	// public certificate: never the server's own files.
-	for _, p := range []string{"/etc/resolv.conf", "/etc/ssl/certs"} {
-		args = append(args, "--ro-bind-try", p, p)
-	}
-	if spec.system || cell.Dynamic(spec.prog) {
-		args = append(args, cell.SystemBinds()...)
-	}
-	args = append(append(args, "--chdir", boxHome, "--", prog), spec.args...)
-	c := exec.CommandContext(ctx, s.bwrap, args...)
-	if st != nil {
-		path, argv, unshare := st.Command(s.cell, s.bwrap, args)
-		c = exec.CommandContext(ctx, path, argv...)
-		c.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
+	c := exec.CommandContext(ctx, path, argv...)
+	c.SysProcAttr = &syscall.SysProcAttr{Unshareflags: unshare}
+	c.Env = spec.env(boxHome, boxBin)
+	c.Dir = spec.dir
+	if s.cell != "" {
 		// The command's directory is the user's to write in; nobody
 		// else's.
 		if err := chownTree(spec.dir, User); err != nil {
 			c.Err = err
 		}
 	}
-	c.Env = spec.env(boxHome, boxBin)
-	c.Dir = spec.dir
 	return c
 }
-
-// etcNames are the sandbox's /etc files.
-var etcNames = []string{"hosts", "nsswitch.conf", "passwd", "group"}
 
 // chownTree gives dir and what is in it to uid.
 func chownTree(dir string, uid int) error {

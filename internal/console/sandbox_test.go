@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
 
@@ -115,8 +116,8 @@ func lineWith(s, prefix string) string {
 }
 
 // TestSandboxMissing: without bubblewrap the runner says so and runs
-// kubectl unsandboxed (SandboxAuto), or does not start at all
-// (SandboxRequired).
+// kubectl unsandboxed (bwrap.Auto), or does not start at all
+// (bwrap.Required).
 func TestSandboxMissing(t *testing.T) {
 	dir := t.TempDir()
 	kubectl := filepath.Join(dir, "kubectl")
@@ -127,18 +128,18 @@ func TestSandboxMissing(t *testing.T) {
 	var log strings.Builder
 	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
-		t.Fatalf("SandboxAuto without bwrap: got %v, want a runner", err)
+		t.Fatalf("bwrap.Auto without bwrap: got %v, want a runner", err)
 	}
 	defer r.Close()
 	if r.Sandboxed() {
-		t.Error("SandboxAuto without bwrap: got Sandboxed() true, want false")
+		t.Error("bwrap.Auto without bwrap: got Sandboxed() true, want false")
 	}
 	if !strings.Contains(log.String(), "kubectl runs unsandboxed") {
-		t.Errorf("SandboxAuto without bwrap: logged %q, want the warning", log.String())
+		t.Errorf("bwrap.Auto without bwrap: logged %q, want the warning", log.String())
 	}
-	_, err = New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: SandboxRequired})
+	_, err = New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: bwrap.Required})
 	if err == nil || !strings.Contains(err.Error(), "sandbox required: bwrap not found") {
-		t.Errorf("SandboxRequired without bwrap: got %v, want it refused", err)
+		t.Errorf("bwrap.Required without bwrap: got %v, want it refused", err)
 	}
 }
 
@@ -160,7 +161,7 @@ func TestEveryPathSandboxed(t *testing.T) {
 	if err := os.WriteFile(kubectl, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: SandboxRequired,
+	r, err := New(context.Background(), Options{Kubectl: kubectl, TempDir: t.TempDir(), Sandbox: bwrap.Required,
 		Cell: filepath.Join(clustertest.BinDir(t), "cell")})
 	if err != nil {
 		t.Fatal(err)

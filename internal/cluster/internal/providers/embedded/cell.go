@@ -14,23 +14,25 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/budget"
+	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/cell"
 )
 
 // Confinement says whether the provider runs each cluster in a cell of its
 // own (package cell): namespaces in which nothing a learner makes the
-// cluster do reaches the host's files, network or processes.
-type Confinement int
+// cluster do reaches the host's files, network or processes. It is
+// bubblewrap's one Mode, as the web console's sandbox takes it too.
+type Confinement = bwrap.Mode
 
 const (
 	// ConfineAuto makes cells where the machine can, and otherwise runs
 	// clusters unconfined, saying why once (a single-user machine).
-	ConfineAuto Confinement = iota
+	ConfineAuto = bwrap.Auto
 	// ConfineRequired makes New fail where cells cannot be made.
-	ConfineRequired
+	ConfineRequired = bwrap.Required
 	// ConfineOff never makes cells: the cluster's processes run with the
 	// rights of oplab itself.
-	ConfineOff
+	ConfineOff = bwrap.Off
 )
 
 // cellBinary is the program that runs inside each cell; `make build` puts

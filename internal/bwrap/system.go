@@ -1,4 +1,4 @@
-package cell
+package bwrap
 
 import (
 	"debug/elf"
@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 )
 
-// SystemBinds are bwrap's options that bind the host's /usr read-only, with
-// /lib, /lib64, /bin and /sbin as the host has them (links on a merged-/usr
-// system): a dynamically linked program needs the loader and libc. They
-// hold public files only. The web console's sandbox uses them too.
-func SystemBinds() []string {
+// systemBinds bind the host's /usr read-only, with /lib, /lib64, /bin and
+// /sbin as the host has them (links on a merged-/usr system).
+func systemBinds() []string {
 	args := []string{"--ro-bind", "/usr", "/usr"}
 	for _, p := range []string{"/lib", "/lib64", "/bin", "/sbin"} {
 		fi, err := os.Lstat(p)
@@ -28,7 +26,8 @@ func SystemBinds() []string {
 }
 
 // Dynamic reports whether the program, or a program in the directory prog,
-// needs a dynamic loader (and so the host's libraries) to run.
+// needs a dynamic loader (and so the host's libraries, Sandbox.System) to
+// run.
 func Dynamic(prog string) bool {
 	if entries, err := os.ReadDir(prog); err == nil {
 		for _, e := range entries {
