@@ -45,9 +45,9 @@ func (a *App) operatorLog(ctx context.Context, st *session.Status) (oplog.Source
 	return nil, "", fmt.Errorf("session %s (%s): %w", st.ID, st.State, ErrNoLog)
 }
 
-// liveLog returns the operator log of session id's cluster, read where
-// the cluster's provider runs the operator: the lab's operator, the
-// reference one or a third-party one (whose log is its pod's).
+// liveLog returns the operator log of session id's cluster: the lab's
+// operator's, the reference one's or a third-party one's, read where the
+// cluster's provider runs it (install.OperatorLog decides where).
 func (a *App) liveLog(ctx context.Context, id, labID string) (oplog.Source, error) {
 	p, name, err := a.sessions.Provider(ctx, id)
 	if err != nil {
@@ -59,22 +59,11 @@ func (a *App) liveLog(ctx context.Context, id, labID string) (oplog.Source, erro
 		if err != nil {
 			return nil, err
 		}
-		cfg, err := p.RESTConfig(name)
-		if err != nil {
-			return nil, err
-		}
-		return install.PodLog{Config: cfg, Release: o.Release}, nil
-	}
-	loc, err := oplog.ForCluster(p, name)
-	if err == nil {
-		return loc.Source(), nil
-	}
-	if !errors.Is(err, oplog.ErrNoHostLog) {
-		return nil, err
+		rel = o.Release
 	}
 	cfg, err := p.RESTConfig(name)
 	if err != nil {
 		return nil, err
 	}
-	return install.PodLog{Config: cfg, Release: rel}, nil
+	return install.OperatorLog(p, name, cfg, rel), nil
 }

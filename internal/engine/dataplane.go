@@ -34,8 +34,8 @@ type labOperator struct {
 	// name is the lab's third-party operator ("" for the reference).
 	name string
 	set  bool
-	// logs is a third-party operator's pod log, unless fixedLogs: the
-	// Target named its own source.
+	// logs is a third-party operator's log, unless fixedLogs: the Target
+	// named its own source.
 	logs      LogSource
 	fixedLogs bool
 }
@@ -53,7 +53,7 @@ func (e *Engine) use(l *lab.Lab) {
 	defer e.op.mu.Unlock()
 	e.op.rel, e.op.name, e.op.set, e.op.logs = rel, name, true, nil
 	if rel != install.Reference && !e.op.fixedLogs {
-		e.op.logs = Since{Log: install.PodLog{Config: e.cfg, Release: rel}}
+		e.op.logs = e.operatorLog(rel)
 	}
 }
 

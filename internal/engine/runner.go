@@ -15,7 +15,6 @@ import (
 	pgv1 "oplab.dev/oplab/api/v1"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/operator/install"
-	"oplab.dev/oplab/internal/oplog"
 )
 
 // Engine runs labs against one Target. Its methods are safe for
@@ -100,15 +99,15 @@ func New(t Target) (*Engine, error) {
 	return e, nil
 }
 
-// defaultLogs reads the host process's log files when the provider runs the
-// operator as one, else the operator pod's log.
-func (e *Engine) defaultLogs() LogSource {
-	if p := e.t.Provider; p != nil {
-		if loc, err := oplog.ForCluster(p, e.t.Cluster); err == nil {
-			return Since{Log: loc.Source()}
-		}
-	}
-	return Since{Log: install.PodLog{Config: e.cfg}}
+// defaultLogs reads the reference operator's log where the provider runs
+// it.
+func (e *Engine) defaultLogs() LogSource { return e.operatorLog(install.Reference) }
+
+// operatorLog reads the log of operator rel where the target's provider
+// runs it (install.OperatorLog decides), as the engine's identity where it
+// is a pod's.
+func (e *Engine) operatorLog(rel install.Release) LogSource {
+	return Since{Log: install.OperatorLog(e.t.Provider, e.t.Cluster, e.cfg, rel)}
 }
 
 // exercise returns the exercise of l called id.

@@ -1,5 +1,8 @@
-// Package oplog is the one place that knows where the reference operator's
-// log lives and how to read it.
+// Package oplog reads an operator's log, wherever it lives: Source is a
+// log the page's stream, `oplab logs`, the debrief and the grader read
+// alike. Which source a cluster's operator has — its host process's files,
+// its pod's log through the API server — is decided once, by package
+// install (install.OperatorLog), which runs the operator.
 //
 // On a provider that runs the operator as a host process (the embedded one),
 // hostpod writes the operator's output in the CRI log format to a file in a

@@ -1,19 +1,11 @@
 package oplog
 
-import (
-	"errors"
-	"fmt"
-	"path/filepath"
-
-	"oplab.dev/oplab/internal/cluster"
-)
-
-// ErrNoHostLog is returned by ForCluster when the provider runs the operator
-// as a pod: its log is the pod's, read through the API server.
-var ErrNoHostLog = errors.New("the operator does not run as a host process on this provider")
+import "path/filepath"
 
 // Location is the directory of the operator's host process: its log, the
-// previous run's log, its kubeconfig and token.
+// previous run's log, its kubeconfig and token. Whether an operator runs
+// as a host process, and so whether its log is read here, is for package
+// install to say (install.OperatorLog), which runs it.
 type Location struct {
 	Dir string
 }
@@ -23,19 +15,6 @@ type Location struct {
 // the cluster when the cluster is deleted.
 func Beside(kubeconfig string) Location {
 	return Location{Dir: filepath.Join(filepath.Dir(kubeconfig), "pg-operator")}
-}
-
-// ForCluster returns the Location of the operator of cluster name of p, or
-// ErrNoHostLog when p does not run host processes.
-func ForCluster(p *cluster.Provider, name string) (Location, error) {
-	if !p.Info().Capabilities.HostProcesses {
-		return Location{}, ErrNoHostLog
-	}
-	kc, err := p.KubeconfigPath(name)
-	if err != nil {
-		return Location{}, fmt.Errorf("operator log of cluster %s: %w", name, err)
-	}
-	return Beside(kc), nil
 }
 
 // Log is the current run's log, in the CRI format.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,16 @@ func TestInstallRealOperator(t *testing.T) {
 	t.Logf("operator log, first lines:\n%s", abbrev(out.String()[:min(len(out.String()), 1500)]))
 	if err != nil {
 		t.Errorf("operator log = %q, want lines about prod-db (%v)", abbrev(out.String()), err)
+	}
+	// The page, `oplab logs` and the grader read the log where the host
+	// process writes it, the previous run's first.
+	want := oplog.Files{res.Host.PreviousLogPath, res.Host.LogPath}
+	if got, ok := OperatorLog(c.Provider, c.Name, c.Config, Release{}).(oplog.Files); !ok || !slices.Equal(got, want) {
+		t.Errorf("OperatorLog of the reference operator: got %#v, want the host process's files %q", got, want)
+	}
+	// Another operator runs as a pod, even where the reference one does not.
+	other := Release{Name: "other", Namespace: "other", Deployment: "other", Container: "other"}
+	if got, ok := OperatorLog(c.Provider, c.Name, c.Config, other).(PodLog); !ok || got.Release != other {
+		t.Errorf("OperatorLog of a third-party operator: got %#v, want its pod's log", got)
 	}
 }
