@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 // Source gives the measured numbers a decision is made on (a Meter; a
@@ -62,9 +64,9 @@ type waiter struct{ since time.Time }
 // the head), and about how long until it starts (0 when nothing measured
 // yet allows an estimate).
 type Position struct {
-	Position int           `json:"position"`
-	Length   int           `json:"length"`
-	Estimate time.Duration `json:"estimateNs"`
+	Position int               `json:"position"`
+	Length   int               `json:"length"`
+	Estimate jsonconv.Duration `json:"estimateMs"`
 	// Reason is the limit that holds the head back (ReasonCap, ...).
 	Reason string `json:"reason,omitempty"`
 }
@@ -76,16 +78,16 @@ type Snapshot struct {
 	Starting int `json:"starting"`
 	Live     int `json:"live"`
 	// Estimate is about how long a start that arrived now would wait.
-	Estimate time.Duration `json:"estimateNs"`
-	Reason   string        `json:"reason,omitempty"`
-	Headroom Headroom      `json:"headroom"`
-	Cost     Cost          `json:"cost"`
+	Estimate jsonconv.Duration `json:"estimateMs"`
+	Reason   string            `json:"reason,omitempty"`
+	Headroom Headroom          `json:"headroom"`
+	Cost     Cost              `json:"cost"`
 	// StartTook is the mean of the measured start durations; FreeEvery,
 	// the measured mean time between clusters freeing up.
-	StartTook   time.Duration `json:"startTookNs"`
-	FreeEvery   time.Duration `json:"freeEveryNs"`
-	MaxClusters int           `json:"maxClusters,omitempty"`
-	At          time.Time     `json:"at,omitzero"`
+	StartTook   jsonconv.Duration `json:"startTookMs"`
+	FreeEvery   jsonconv.Duration `json:"freeEveryMs"`
+	MaxClusters int               `json:"maxClusters,omitempty"`
+	At          time.Time         `json:"at,omitzero"`
 }
 
 // New returns a Gate of o.
@@ -163,7 +165,7 @@ func (g *Gate) Wait(ctx context.Context, notify func(Position)) (*Ticket, error)
 // moved says whether a waiter should hear pos after told: its place
 // changed, or the estimate by a second or more (finer would only flicker).
 func moved(told, pos Position) bool {
-	d := told.Estimate - pos.Estimate
+	d := (told.Estimate - pos.Estimate).Duration()
 	return told.Position != pos.Position || told.Length != pos.Length || told.Reason != pos.Reason ||
 		d >= time.Second || d <= -time.Second || (told.Estimate == 0) != (pos.Estimate == 0)
 }
@@ -206,7 +208,7 @@ func (g *Gate) try(ctx context.Context, w *waiter) (*Ticket, Position, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	i := slices.Index(g.queue, w)
-	return nil, Position{Position: i + 1, Length: len(g.queue), Estimate: g.stats.estimate(i+1, time.Now()), Reason: g.last.Reason}, nil
+	return nil, Position{Position: i + 1, Length: len(g.queue), Estimate: jsonconv.Duration(g.stats.estimate(i+1, time.Now())), Reason: g.last.Reason}, nil
 }
 
 // measure samples the machine and applies the policy, keeping the
@@ -293,7 +295,7 @@ func (g *Gate) Snapshot(ctx context.Context) (Snapshot, error) {
 	defer g.mu.Unlock()
 	s := g.last
 	s.Queue, s.Starting, s.MaxClusters = len(g.queue), g.starting, g.o.Policy.MaxClusters
-	s.Estimate = g.stats.estimate(len(g.queue)+1, time.Now())
-	s.StartTook, s.FreeEvery = g.stats.startMean(), g.stats.freeEvery(time.Now())
+	s.Estimate = jsonconv.Duration(g.stats.estimate(len(g.queue)+1, time.Now()))
+	s.StartTook, s.FreeEvery = jsonconv.Duration(g.stats.startMean()), jsonconv.Duration(g.stats.freeEvery(time.Now()))
 	return s, nil
 }

@@ -95,7 +95,7 @@ func (a *App) admitWait(ctx context.Context, progress session.Progress) (func(bo
 	t, err := a.gate.Wait(ctx, func(p admission.Position) {
 		if progress != nil {
 			progress(session.QueueUpdate(session.QueueData{Position: p.Position, Length: p.Length,
-				Estimate: session.Millis(p.Estimate / time.Millisecond), Reason: p.Reason}))
+				Estimate: p.Estimate, Reason: p.Reason}))
 		}
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
@@ -47,7 +48,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 		}
 		for _, ex := range l.Exercises {
 			col[id+"/"+ex.ID] = len(b.Columns)
-			b.Columns = append(b.Columns, board.Column{Lab: id, Exercise: ex.ID, Title: ex.Title.In(lang), TimeLimit: ex.TimeLimit.Duration})
+			b.Columns = append(b.Columns, board.Column{Lab: id, Exercise: ex.ID, Title: ex.Title.In(lang), TimeLimit: jsonconv.Duration(ex.TimeLimit.Duration)})
 		}
 	}
 	latest := map[string]store.Session{} // sessions come oldest first
@@ -70,7 +71,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 		if r == nil {
 			continue
 		}
-		r.Cells[i] = board.Cell{Score: res.Score, Total: res.Total, Passed: res.Passed, Recovery: res.Recovery, Hints: res.Hints,
+		r.Cells[i] = board.Cell{Score: res.Score, Total: res.Total, Passed: res.Passed, Recovery: jsonconv.Duration(res.Recovery), Hints: res.Hints,
 			Current: r.Lab == res.Lab && r.Exercise == res.Exercise && r.Active}
 		r.Hints += res.Hints
 		if res.Passed {
@@ -98,7 +99,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 // ClassView is class c as the instructor's pages show it.
 func ClassView(c class.Class) board.Class {
 	return board.Class{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
-		Owner: c.Owner, State: c.State, Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Closed: c.Closed,
+		Owner: c.Owner, State: c.State, Opens: c.Opens, Closes: c.Closes, TimeLimit: jsonconv.Duration(c.TimeLimit), Closed: c.Closed,
 		Version: c.Version, Warm: maps.Clone(c.Warm)}
 }
 
@@ -160,7 +161,7 @@ func stuck(r *board.Row, cols []board.Column, col map[string]int, now time.Time)
 		return ""
 	}
 	if i, ok := col[r.Lab+"/"+r.Exercise]; ok && !r.T0.IsZero() {
-		if lim := cols[i].TimeLimit; lim > 0 && now.Sub(r.T0) > lim {
+		if lim := cols[i].TimeLimit.Duration(); lim > 0 && now.Sub(r.T0) > lim {
 			return board.StuckFault
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
@@ -112,7 +113,7 @@ func TestBoard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.Columns) < 2 || b.Columns[0].Exercise != "delete-primary" || b.Columns[0].TimeLimit != 5*time.Minute || b.Columns[0].Title == "" {
+	if len(b.Columns) < 2 || b.Columns[0].Exercise != "delete-primary" || b.Columns[0].TimeLimit.Duration() != 5*time.Minute || b.Columns[0].Title == "" {
 		t.Fatalf("columns: got %+v, want the failover lab's exercises, delete-primary first with its 5m limit", b.Columns)
 	}
 	if len(b.Rows) != 2 {
@@ -141,7 +142,7 @@ func TestBoard(t *testing.T) {
 		{"alice's actions", strings.Join(alice.Actions, " "), "reset extend end"},
 		{"alice's last activity", alice.LastActivity.Equal(now.Add(-30 * time.Second)), true},
 		{"carol's exercise", carol.Exercise, b.Columns[1].Exercise},
-		{"carol's first cell", carol.Cells[0], board.Cell{Score: 5, Total: 5, Passed: true, Recovery: 1200 * time.Millisecond}},
+		{"carol's first cell", carol.Cells[0], board.Cell{Score: 5, Total: 5, Passed: true, Recovery: jsonconv.Duration(1200 * time.Millisecond)}},
 		{"carol's passed", carol.Passed, 1},
 		{"carol's quiz", [2]int{carol.QuizScore, carol.QuizTotal}, [2]int{3, 4}},
 		{"carol stuck", carol.Stuck, board.StuckIdle},

@@ -14,7 +14,6 @@
 package board
 
 import (
-	"encoding/json"
 	"time"
 
 	"oplab.dev/oplab/internal/jsonconv"
@@ -42,11 +41,11 @@ type Class struct {
 	Capacity int      `json:"capacity"`
 	Owner    string   `json:"owner"`
 	// State is open, scheduled, ended, closed or full.
-	State     string        `json:"state"`
-	Opens     time.Time     `json:"opens,omitzero"`
-	Closes    time.Time     `json:"closes,omitzero"`
-	TimeLimit time.Duration `json:"timeLimitMs,omitempty"`
-	Closed    bool          `json:"closed"`
+	State     string            `json:"state"`
+	Opens     time.Time         `json:"opens,omitzero"`
+	Closes    time.Time         `json:"closes,omitzero"`
+	TimeLimit jsonconv.Duration `json:"timeLimitMs,omitempty"`
+	Closed    bool              `json:"closed"`
 	// Version changes with every edit (an edit form sends the one it
 	// showed).
 	Version int64 `json:"version"`
@@ -54,30 +53,12 @@ type Class struct {
 	Warm map[string]int `json:"warm,omitempty"`
 }
 
-// MarshalJSON writes c's time limit in whole milliseconds.
-func (c Class) MarshalJSON() ([]byte, error) {
-	type plain Class
-	return json.Marshal(struct {
-		plain
-		TimeLimit int64 `json:"timeLimitMs,omitempty"`
-	}{plain(c), jsonconv.Millis(c.TimeLimit)})
-}
-
 // Column is one exercise of one of the class's labs.
 type Column struct {
-	Lab       string        `json:"lab"`
-	Exercise  string        `json:"exercise"`
-	Title     string        `json:"title"`
-	TimeLimit time.Duration `json:"timeLimitMs,omitempty"`
-}
-
-// MarshalJSON writes c's time limit in whole milliseconds.
-func (c Column) MarshalJSON() ([]byte, error) {
-	type plain Column
-	return json.Marshal(struct {
-		plain
-		TimeLimit int64 `json:"timeLimitMs,omitempty"`
-	}{plain(c), jsonconv.Millis(c.TimeLimit)})
+	Lab       string            `json:"lab"`
+	Exercise  string            `json:"exercise"`
+	Title     string            `json:"title"`
+	TimeLimit jsonconv.Duration `json:"timeLimitMs,omitempty"`
 }
 
 // Reasons a learner looks stuck (Row.Stuck).
@@ -142,22 +123,13 @@ type Row struct {
 
 // Cell is a member's outcome on one exercise.
 type Cell struct {
-	Score    int           `json:"score"`
-	Total    int           `json:"total"`
-	Passed   bool          `json:"passed"`
-	Recovery time.Duration `json:"recoveryMs,omitempty"`
-	Hints    int           `json:"hints"`
+	Score    int               `json:"score"`
+	Total    int               `json:"total"`
+	Passed   bool              `json:"passed"`
+	Recovery jsonconv.Duration `json:"recoveryMs,omitempty"`
+	Hints    int               `json:"hints"`
 	// Current marks the exercise the member's live session is on.
 	Current bool `json:"current,omitempty"`
-}
-
-// MarshalJSON writes c's time to recovery in whole milliseconds.
-func (c Cell) MarshalJSON() ([]byte, error) {
-	type plain Cell
-	return json.Marshal(struct {
-		plain
-		Recovery int64 `json:"recoveryMs,omitempty"`
-	}{plain(c), jsonconv.Millis(c.Recovery)})
 }
 
 // Capacity is what the learners waiting for a cluster see, and why: the
@@ -165,25 +137,16 @@ func (c Cell) MarshalJSON() ([]byte, error) {
 // when capped), what one costs (measured on Measured live clusters;
 // assumed when 0) and the machine's free memory and idle cores.
 type Capacity struct {
-	Queue         int           `json:"queue"`
-	Estimate      time.Duration `json:"estimateMs"`
-	Reason        string        `json:"reason,omitempty"`
-	Live          int           `json:"live"`
-	Starting      int           `json:"starting"`
-	MaxClusters   int           `json:"maxClusters,omitempty"`
-	ClusterMemory uint64        `json:"clusterMemoryBytes"`
-	ClusterCPU    float64       `json:"clusterCpuCores"`
-	Measured      int           `json:"measuredClusters"`
-	MemAvailable  uint64        `json:"memAvailableBytes"`
-	IdleCores     float64       `json:"idleCores"`
-	Cores         int           `json:"cores"`
-}
-
-// MarshalJSON writes c's estimate in whole milliseconds.
-func (c Capacity) MarshalJSON() ([]byte, error) {
-	type plain Capacity
-	return json.Marshal(struct {
-		plain
-		Estimate int64 `json:"estimateMs"`
-	}{plain(c), jsonconv.Millis(c.Estimate)})
+	Queue         int               `json:"queue"`
+	Estimate      jsonconv.Duration `json:"estimateMs"`
+	Reason        string            `json:"reason,omitempty"`
+	Live          int               `json:"live"`
+	Starting      int               `json:"starting"`
+	MaxClusters   int               `json:"maxClusters,omitempty"`
+	ClusterMemory uint64            `json:"clusterMemoryBytes"`
+	ClusterCPU    float64           `json:"clusterCpuCores"`
+	Measured      int               `json:"measuredClusters"`
+	MemAvailable  uint64            `json:"memAvailableBytes"`
+	IdleCores     float64           `json:"idleCores"`
+	Cores         int               `json:"cores"`
 }

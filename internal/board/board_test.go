@@ -30,16 +30,16 @@ func TestJSON(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"a class", Class{Name: "morning", TimeLimit: 45 * time.Minute},
-			`{"name":"morning","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0,"timeLimitMs":2700000}`},
+		{"a class", Class{Name: "morning", TimeLimit: jsonconv.Duration(45 * time.Minute)},
+			`{"name":"morning","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","timeLimitMs":2700000,"closed":false,"version":0}`},
 		{"a class without a limit", Class{Name: "evening"},
 			`{"name":"evening","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0}`},
-		{"a column", Column{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: 5 * time.Minute},
+		{"a column", Column{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: jsonconv.Duration(5 * time.Minute)},
 			`{"lab":"failover","exercise":"delete-primary","title":"Delete the primary","timeLimitMs":300000}`},
 		{"a column without a limit", Column{Lab: "rbac", Exercise: "verbs"},
 			`{"lab":"rbac","exercise":"verbs","title":""}`},
-		{"a cell recovered", Cell{Score: 3, Total: 3, Passed: true, Recovery: 1234567 * time.Microsecond, Hints: 1},
-			`{"score":3,"total":3,"passed":true,"hints":1,"recoveryMs":1235}`},
+		{"a cell recovered", Cell{Score: 3, Total: 3, Passed: true, Recovery: jsonconv.Duration(1234567 * time.Microsecond), Hints: 1},
+			`{"score":3,"total":3,"passed":true,"recoveryMs":1235,"hints":1}`},
 		{"a cell not recovered", Cell{Total: 3, Current: true},
 			`{"score":0,"total":3,"passed":false,"hints":0,"current":true}`},
 		{"a live row at fault, over its budget", Row{Learner: "l", Name: "Grace", Session: "s-1", State: "in-exercise", Active: true,
@@ -49,8 +49,8 @@ func TestJSON(t *testing.T) {
 				`"stuck":"fault","trouble":"memory"}`},
 		{"a row not started", Row{Learner: "l", Name: "Linus", Cells: []Cell{}},
 			`{"learner":"l","name":"Linus","cells":[],"passed":0,"hints":0,"quizScore":0,"quizTotal":0}`},
-		{"the capacity", Capacity{Queue: 2, Estimate: 95 * time.Second},
-			`{"queue":2,"live":0,"starting":0,"clusterMemoryBytes":0,"clusterCpuCores":0,"measuredClusters":0,"memAvailableBytes":0,"idleCores":0,"cores":0,"estimateMs":95000}`},
+		{"the capacity", Capacity{Queue: 2, Estimate: jsonconv.Duration(95 * time.Second)},
+			`{"queue":2,"estimateMs":95000,"live":0,"starting":0,"clusterMemoryBytes":0,"clusterCpuCores":0,"measuredClusters":0,"memAvailableBytes":0,"idleCores":0,"cores":0}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/session"
 )
@@ -16,7 +17,7 @@ func TestPrintHints(t *testing.T) {
 	where := func(u session.HintUnlock) session.ShownHint {
 		return session.ShownHint{Tier: "where", Text: locale.Text{En: "Compare the primaries."}, Unlock: &u}
 	}
-	ms := func(d time.Duration) session.Millis { return session.Millis(d / time.Millisecond) }
+	ms := func(d time.Duration) jsonconv.Duration { return jsonconv.Duration(d) }
 	tests := []struct {
 		name string
 		res  session.HintResult

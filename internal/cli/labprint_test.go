@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -16,7 +17,7 @@ func TestQueuePrinted(t *testing.T) {
 		q    session.QueueData
 		want string
 	}{
-		{session.QueueData{Position: 3, Length: 7, Estimate: session.Millis(125 * time.Second / time.Millisecond), Reason: "memory"},
+		{session.QueueData{Position: 3, Length: 7, Estimate: jsonconv.Duration(125 * time.Second), Reason: "memory"},
 			" ⧗ the machine is full (memory): 3 of 7 in the queue for a cluster, about 2m5s to wait\n"},
 		{session.QueueData{Position: 1, Length: 1, Reason: "max-clusters"},
 			" ⧗ the machine is full (max-clusters): 1 of 1 in the queue for a cluster\n"},

@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// SampleDuration is the duration Check puts in every time.Duration field:
-// 1234.5678 ms, which a convention-abiding type writes as SampleMillis.
-// In nanoseconds or seconds it reads as another number.
+// SampleDuration is the duration Check puts in every duration field:
+// 1234.5678 ms, which a Duration writes as SampleMillis. In nanoseconds
+// or seconds it reads as another number.
 const (
 	SampleDuration = 1234567800 * time.Nanosecond
 	SampleMillis   = 1235
@@ -19,6 +19,7 @@ const (
 
 var (
 	durationType  = reflect.TypeFor[time.Duration]()
+	viewDuration  = reflect.TypeFor[Duration]()
 	timeType      = reflect.TypeFor[time.Time]()
 	marshalerType = reflect.TypeFor[json.Marshaler]()
 	sampleTime    = time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
@@ -30,16 +31,17 @@ var (
 // and the Go types behind them) and, since a type may write its own JSON,
 // the JSON of a sample of it with every field set:
 //   - every key is camelCase, and none ends in Ns;
-//   - a time.Duration field's key ends in Ms, and its sample is written as
-//     SampleMillis (the type converts it, e.g. with a MarshalJSON using
-//     Millis); a key that ends in Ms holds an integer;
+//   - a duration is a Duration, never a time.Duration (which JSON writes
+//     in nanoseconds); its key ends in Ms and its sample is written as
+//     SampleMillis; a key that ends in Ms holds an integer;
 //   - an instant is an RFC 3339 string;
 //   - an id ("id", or a key ending in Id) is a string.
 //
-// A type with a MarshalJSON may tag its fields with the keys it writes
-// (best: the reader sees the key beside the field) or write another
-// struct; its untagged fields are then checked by their JSON alone: as
-// many keys ending in Ms written as SampleMillis as it has durations.
+// A type with a MarshalJSON (for another reason than its durations) may
+// tag its fields with the keys it writes (best: the reader sees the key
+// beside the field) or write another struct; its untagged fields are then
+// checked by their JSON alone: as many keys ending in Ms written as
+// SampleMillis as it has durations.
 // Only a value-receiver MarshalJSON counts: a pointer's is skipped where
 // the value is not addressable (a struct field, a map's value).
 func Check(v any) []error {
@@ -77,6 +79,10 @@ func (c *checker) walk(t reflect.Type) {
 	fs := fields(t, t.String())
 	own := t.Implements(marshalerType) // its JSON need not be its fields'
 	for _, f := range fs {
+		if holds(f.typ, durationType) {
+			c.errorf("%s: holds a time.Duration, which JSON writes in nanoseconds: make it a jsonconv.Duration under a key ending in Ms", f.path)
+			continue
+		}
 		if f.tagged || !own {
 			c.field(f)
 		}
@@ -129,13 +135,16 @@ func fields(t reflect.Type, path string) []field {
 	return out
 }
 
-// isDuration reports whether t is a duration, or holds durations directly.
-func isDuration(t reflect.Type) bool {
+// isDuration reports whether t is a Duration, or holds Durations directly.
+func isDuration(t reflect.Type) bool { return holds(t, viewDuration) }
+
+// holds reports whether t is d, or a pointer to, list or array of d.
+func holds(t, d reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return t.Elem() == durationType
+		return t.Elem() == d
 	}
-	return t == durationType
+	return t == d
 }
 
 func isInteger(t reflect.Type) bool {
@@ -156,7 +165,7 @@ func (c *checker) field(f field) {
 	c.key(f.path, f.key)
 	switch {
 	case isDuration(f.typ) && !strings.HasSuffix(f.key, "Ms"):
-		c.errorf("%s: key %q holds a time.Duration: name it ...Ms and write whole milliseconds (jsonconv.Millis)", f.path, f.key)
+		c.errorf("%s: key %q holds a duration: name it ...Ms", f.path, f.key)
 	case strings.HasSuffix(f.key, "Ms") && !isInteger(f.typ):
 		c.errorf("%s: key %q ends in Ms but holds %s, not whole milliseconds", f.path, f.key, f.typ)
 	case (f.key == "id" || strings.HasSuffix(f.key, "Id")) && f.typ.Kind() != reflect.String:
@@ -255,7 +264,8 @@ func rfc3339(raw json.RawMessage) bool {
 }
 
 // fill sets every field v holds that can be set to a value that is not
-// empty, so that no omitempty key stays out: durations to SampleDuration,
+// empty, so that no omitempty key stays out: durations (a Duration, or a
+// time.Duration) to SampleDuration,
 // instants to a fixed time, one element in each slice and map. Raw bytes
 // (json.RawMessage) and interfaces stay empty: any value would be a guess.
 func fill(v reflect.Value, depth int) {
@@ -264,7 +274,7 @@ func fill(v reflect.Value, depth int) {
 	}
 	t := v.Type()
 	switch t {
-	case durationType:
+	case durationType, viewDuration:
 		v.SetInt(int64(SampleDuration))
 		return
 	case timeType:

@@ -7,27 +7,18 @@ import (
 	"time"
 )
 
-// good keeps the convention: a duration converted at the JSON edge by a
-// MarshalJSON that shadows the field's key.
+// good keeps the convention: its durations write themselves in whole
+// milliseconds.
 type good struct {
-	ID         string          `json:"id"`
-	LabID      string          `json:"labId"`
-	Seq        int64           `json:"seq"`
-	Took       time.Duration   `json:"tookMs"`
-	Recoveries []time.Duration `json:"recoveriesMs,omitempty"`
-	Created    time.Time       `json:"created"`
-	Inner      inner           `json:"inner"`
-	Counts     map[string]int  `json:"counts,omitempty"` // keys are data
+	ID         string         `json:"id"`
+	LabID      string         `json:"labId"`
+	Seq        int64          `json:"seq"`
+	Took       Duration       `json:"tookMs"`
+	Recoveries []Duration     `json:"recoveriesMs,omitempty"`
+	Created    time.Time      `json:"created"`
+	Inner      inner          `json:"inner"`
+	Counts     map[string]int `json:"counts,omitempty"` // keys are data
 	Embedded
-}
-
-func (g good) MarshalJSON() ([]byte, error) {
-	type plain good
-	return json.Marshal(struct {
-		plain
-		Took       int64   `json:"tookMs"`
-		Recoveries []int64 `json:"recoveriesMs,omitempty"`
-	}{plain(g), Millis(g.Took), MillisList(g.Recoveries)})
 }
 
 type inner struct {
@@ -38,20 +29,20 @@ type Embedded struct {
 	Note string `json:"note,omitempty"`
 }
 
-// written writes another struct: its fields need no tags, and its JSON
-// is what is checked.
+// written writes another struct (for its own reasons): its fields need
+// no tags, and its JSON is what is checked.
 type written struct {
-	Took time.Duration
-	Next time.Duration
+	Took Duration
+	Next Duration
 	Idle bool
 }
 
 func (w written) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		TookMs int64 `json:"tookMs"`
-		NextMs int64 `json:"nextMs,omitempty"`
-		Idle   bool  `json:"idle"`
-	}{Millis(w.Took), Millis(w.Next), w.Idle})
+		TookMs Duration `json:"tookMs"`
+		NextMs Duration `json:"nextMs,omitempty"`
+		Idle   bool     `json:"idle"`
+	}{w.Took, w.Next, w.Idle})
 }
 
 // The types below each break the convention once.
@@ -63,9 +54,14 @@ type (
 		Timeout time.Duration
 	}
 	nanos struct {
-		Took time.Duration `json:"tookNs"`
+		Took Duration `json:"tookNs"`
 	}
 	notConverted struct {
+		Took time.Duration `json:"tookMs"`
+	}
+	// converted writes its time.Duration in milliseconds itself: the
+	// rule is one type, not each type's own MarshalJSON.
+	converted struct {
 		Took time.Duration `json:"tookMs"`
 	}
 	floatMillis struct {
@@ -84,10 +80,10 @@ type (
 		Cells map[string]cell `json:"cells"`
 	}
 	cell struct {
-		Recovery time.Duration `json:"recoveryNs,omitempty"`
+		Recovery Duration `json:"recoveryNs,omitempty"`
 	}
 	pointerMarshaler struct {
-		Took time.Duration `json:"tookMs"`
+		Took Duration
 	}
 	outer struct {
 		In pointerMarshaler `json:"in"`
@@ -97,25 +93,31 @@ type (
 	}
 	// forgot adds a duration its MarshalJSON does not write.
 	forgot struct {
-		Took time.Duration
-		Wait time.Duration
+		Took Duration
+		Wait Duration
 	}
 	// writtenNs writes its duration in nanoseconds.
 	writtenNs struct {
-		Took time.Duration
+		Took Duration
 	}
 )
 
+func (c converted) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Took int64 `json:"tookMs"`
+	}{c.Took.Milliseconds()})
+}
+
 func (f forgot) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		TookMs int64 `json:"tookMs"`
-	}{Millis(f.Took)})
+		TookMs Duration `json:"tookMs"`
+	}{f.Took})
 }
 
 func (w writtenNs) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		TookNs int64 `json:"tookNs"`
-	}{w.Took.Nanoseconds()})
+	}{w.Took.Duration().Nanoseconds()})
 }
 
 // MarshalJSON writes the instant as seconds since 1970.
@@ -126,11 +128,11 @@ func (u unixTime) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON on the pointer only: a field holding the value is written
-// without it.
+// without it, under the Go name.
 func (p *pointerMarshaler) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Took int64 `json:"tookMs"`
-	}{Millis(p.Took)})
+		Took Duration `json:"tookMs"`
+	}{p.Took})
 }
 
 func TestCheck(t *testing.T) {
@@ -144,17 +146,19 @@ func TestCheck(t *testing.T) {
 		{"a pointer to a list of it", &[]good{}, nil},
 		{"its MarshalJSON writes another struct", written{}, nil},
 		{"a Go field name", goName{}, []string{`goName.Name: key "Name" is not camelCase`, `key "Name" is not camelCase`}},
-		{"a bare duration", bareDuration{}, []string{`key "Timeout" is not camelCase`, `key "Timeout" holds a time.Duration`,
-			`key "Timeout" is not camelCase`, `key "Timeout" is written as 1234567800`}},
-		{"nanoseconds", nanos{}, []string{`key "tookNs" is in nanoseconds`, `key "tookNs" holds a time.Duration`,
-			`key "tookNs" is in nanoseconds`, `key "tookNs" is written as 1234567800`}},
-		{"named Ms, written in ns", notConverted{}, []string{`key "tookMs" is written as 1234567800`}},
+		{"a bare duration", bareDuration{}, []string{`bareDuration.Timeout: holds a time.Duration, which JSON writes in nanoseconds`,
+			`key "Timeout" is not camelCase`}},
+		{"nanoseconds", nanos{}, []string{`key "tookNs" is in nanoseconds`, `key "tookNs" holds a duration: name it ...Ms`,
+			`key "tookNs" is in nanoseconds`}},
+		{"named Ms, written in ns", notConverted{}, []string{`notConverted.Took: holds a time.Duration`}},
+		{"a time.Duration its MarshalJSON converts", converted{}, []string{`converted.Took: holds a time.Duration`}},
 		{"Ms that are not whole", floatMillis{}, []string{`key "tookMs" ends in Ms but holds float64`}},
 		{"a numeric id", numericID{}, []string{`key "id" is an id but holds int`}},
 		{"an instant as a number", unixTime{}, []string{`key "at" is written as 1767323045`}},
 		{"deep inside lists and maps", deep{}, []string{`jsonconv.cell.Recovery: key "recoveryNs" is in nanoseconds`,
-			`holds a time.Duration`, `is in nanoseconds`, `is written as 1234567800`}},
-		{"a pointer-receiver MarshalJSON", outer{}, []string{`pointerMarshaler.Took: key "tookMs" is written as 1234567800`}},
+			`holds a duration: name it ...Ms`, `is in nanoseconds`}},
+		{"a pointer-receiver MarshalJSON", outer{}, []string{`pointerMarshaler.Took: key "Took" is not camelCase`,
+			`pointerMarshaler.Took: key "Took" holds a duration`, `key "Took" is not camelCase`}},
 		{"snake case", snake{}, []string{`key "started_at" is not camelCase`, `key "started_at" is not camelCase`}},
 		{"a duration its MarshalJSON forgets", forgot{}, []string{`2 durations (jsonconv.forgot.Took, jsonconv.forgot.Wait) but 1 keys ending in Ms`}},
 		{"a MarshalJSON that writes ns", writtenNs{}, []string{`key "tookNs" is in nanoseconds`, `1 durations (jsonconv.writtenNs.Took) but 0 keys`}},
@@ -175,28 +179,49 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func TestMillis(t *testing.T) {
+func TestDuration(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		d    time.Duration
-		want int64
+		want string
 	}{
-		{0, 0},
-		{1500 * time.Microsecond, 2},
-		{1499 * time.Microsecond, 1},
-		{10 * time.Minute, 600000},
-		{SampleDuration, SampleMillis},
-		{-1500 * time.Microsecond, -2},
+		{0, "0"},
+		{1500 * time.Microsecond, "2"},
+		{1499 * time.Microsecond, "1"},
+		{10 * time.Minute, "600000"},
+		{SampleDuration, "1235"},
+		{-1500 * time.Microsecond, "-2"},
 	}
 	for _, tc := range cases {
-		if got := Millis(tc.d); got != tc.want {
-			t.Errorf("Millis(%v): got %d, want %d", tc.d, got, tc.want)
+		b, err := json.Marshal(Duration(tc.d))
+		if err != nil || string(b) != tc.want {
+			t.Errorf("Duration(%v): got %s, %v, want %s", tc.d, b, err, tc.want)
+		}
+		if got := Millis(tc.d); got.Milliseconds() != Duration(tc.d).Milliseconds() || got.Duration()%time.Millisecond != 0 {
+			t.Errorf("Millis(%v): got %v, want whole milliseconds written as %s", tc.d, got, tc.want)
 		}
 	}
-	if got := MillisList(nil); got != nil {
-		t.Errorf("MillisList(nil): got %v, want nil", got)
+	// A view read back (a stored console event, a request's byMs) holds
+	// what was written; null and a missing key leave it as it was.
+	var back struct {
+		By   Duration  `json:"byMs"`
+		Left Duration  `json:"leftMs,omitempty"`
+		None *Duration `json:"noneMs"`
 	}
-	if got := MillisList([]time.Duration{time.Second, SampleDuration}); len(got) != 2 || got[0] != 1000 || got[1] != SampleMillis {
-		t.Errorf("MillisList: got %v, want [1000 %d]", got, SampleMillis)
+	back.Left = Duration(time.Second)
+	if err := json.Unmarshal([]byte(`{"byMs": 900000, "noneMs": null}`), &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.By.Duration() != 15*time.Minute || back.Left.Duration() != time.Second || back.None != nil {
+		t.Errorf("read back: got %+v, want byMs 15m, leftMs untouched at 1s, noneMs nil", back)
+	}
+	if err := json.Unmarshal([]byte(`{"byMs": 1.5}`), &back); err == nil || !strings.Contains(err.Error(), "whole milliseconds") {
+		t.Errorf("1.5 ms: got %v, want an error about whole milliseconds", err)
+	}
+	// omitempty leaves a zero Duration out, as it does an integer.
+	if b, _ := json.Marshal(struct {
+		Left Duration `json:"leftMs,omitempty"`
+	}{}); string(b) != "{}" {
+		t.Errorf("zero with omitempty: got %s, want {}", b)
 	}
 }

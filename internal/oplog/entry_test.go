@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/cmd/pg-operator/app"
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 func TestParseText(t *testing.T) {
@@ -31,7 +32,7 @@ func TestParseText(t *testing.T) {
 			text: `time=2026-11-30T22:50:57.123Z level=INFO msg="changed the cluster" controller=postgrescluster namespace=team name=db read="sts db 3/3" did="created pod db-2" took=1.2ms`,
 			want: Entry{Time: at("2026-11-30T22:50:57.123Z"), Level: LevelInfo, Object: "team/db", Message: "changed the cluster",
 				Fields: map[string]string{"controller": "postgrescluster"},
-				Pass:   &Pass{Watch: []string{"sts db 3/3"}, Act: []string{"created pod db-2"}, Kinds: []string{"created"}, Took: 1200 * time.Microsecond}},
+				Pass:   &Pass{Watch: []string{"sts db 3/3"}, Act: []string{"created pod db-2"}, Kinds: []string{"created"}, Took: jsonconv.Duration(1200 * time.Microsecond)}},
 		},
 		{
 			name: "slog text error with quotes inside",

@@ -1,7 +1,6 @@
 package oplog
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -27,11 +26,11 @@ type Pass struct {
 	// empty when it wrote nothing.
 	Status string `json:"status,omitempty"`
 	// Primary is status.currentPrimary after the pass.
-	Primary string        `json:"primary,omitempty"`
-	Took    time.Duration `json:"tookMs"` // written in whole milliseconds (MarshalJSON)
+	Primary string            `json:"primary,omitempty"`
+	Took    jsonconv.Duration `json:"tookMs"`
 	// Next is when the pass asked to run again; zero when the next pass
 	// waits for a change (or the periodic resync).
-	Next time.Duration `json:"nextMs,omitempty"`
+	Next jsonconv.Duration `json:"nextMs,omitempty"`
 	// Idle is a pass that found nothing to change and changed nothing.
 	Idle bool `json:"idle"`
 }
@@ -66,8 +65,9 @@ func passOf(e *Entry) *Pass {
 		}
 	}
 	p := &Pass{Watch: items(f[keyRead]), Diff: items(f[keyDiffers]), Primary: f[keyPrimary]}
-	p.Took, _ = time.ParseDuration(took)
-	p.Next, _ = time.ParseDuration(f[keyNext])
+	tookD, _ := time.ParseDuration(took)
+	next, _ := time.ParseDuration(f[keyNext])
+	p.Took, p.Next = jsonconv.Duration(tookD), jsonconv.Duration(next)
 	for _, a := range items(f[keyDid]) {
 		if s, ok := strings.CutPrefix(a, wroteStatus); ok {
 			p.Status = strings.TrimSuffix(s, ")")
@@ -128,35 +128,4 @@ func actKinds(a string) []string {
 		return []string{"gone"}
 	}
 	return []string{strings.TrimRight(first, ":")}
-}
-
-// passJSON is a Pass as the browser and `oplab logs -o json` read it:
-// durations in whole milliseconds, named for their unit (docs/api.md).
-type passJSON struct {
-	Watch   []string `json:"watch,omitempty"`
-	Diff    []string `json:"diff,omitempty"`
-	Act     []string `json:"act,omitempty"`
-	Kinds   []string `json:"kinds,omitempty"`
-	Status  string   `json:"status,omitempty"`
-	Primary string   `json:"primary,omitempty"`
-	TookMs  int64    `json:"tookMs"`
-	NextMs  int64    `json:"nextMs,omitempty"`
-	Idle    bool     `json:"idle"`
-}
-
-// MarshalJSON writes the pass with its durations in milliseconds.
-func (p Pass) MarshalJSON() ([]byte, error) {
-	return json.Marshal(passJSON{Watch: p.Watch, Diff: p.Diff, Act: p.Act, Kinds: p.Kinds, Status: p.Status, Primary: p.Primary,
-		TookMs: jsonconv.Millis(p.Took), NextMs: jsonconv.Millis(p.Next), Idle: p.Idle})
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (p *Pass) UnmarshalJSON(b []byte) error {
-	var j passJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*p = Pass{Watch: j.Watch, Diff: j.Diff, Act: j.Act, Kinds: j.Kinds, Status: j.Status, Primary: j.Primary,
-		Took: time.Duration(j.TookMs) * time.Millisecond, Next: time.Duration(j.NextMs) * time.Millisecond, Idle: j.Idle}
-	return nil
 }

@@ -46,7 +46,7 @@ func TestPassOfOperatorLines(t *testing.T) {
 				Act:     []string{"targetPrimary → prod-db-0", "promoted prod-db-0", `currentPrimary "" → prod-db-0`, "labelled prod-db-0 role none → primary"},
 				Kinds:   []string{"currentPrimary", "labelled", "promoted", "targetPrimary"},
 				Status:  "phase Bootstrapping",
-				Primary: "prod-db-0", Took: 181 * time.Millisecond, Next: 2 * time.Second,
+				Primary: "prod-db-0", Took: jsonconv.Duration(181 * time.Millisecond), Next: jsonconv.Duration(2 * time.Second),
 			},
 		},
 		{
@@ -62,14 +62,14 @@ func TestPassOfOperatorLines(t *testing.T) {
 				Act:     []string{"labelled prod-db-0 role primary → unhealthy", "targetPrimary → prod-db-1", "elected prod-db-1: the ready replica furthest ahead (WAL 0/3000060)"},
 				Kinds:   []string{"elected", "fenced", "labelled", "targetPrimary"},
 				Status:  "phase FailingOver",
-				Primary: "prod-db-0", Took: 3412 * time.Microsecond, Next: 200 * time.Millisecond,
+				Primary: "prod-db-0", Took: jsonconv.Duration(3412 * time.Microsecond), Next: jsonconv.Duration(200 * time.Millisecond),
 			},
 		},
 		{
 			name: "in sync: idle, no next",
 			msg:  "in sync, nothing to do",
 			kv:   []any{"read", "pods: prod-db-0 primary@0/3000100, prod-db-1 replica@0/3000100", "primary", "prod-db-0", "instances", "simulated", "took", "412µs"},
-			want: &Pass{Watch: []string{"pods: prod-db-0 primary@0/3000100, prod-db-1 replica@0/3000100"}, Primary: "prod-db-0", Took: 412 * time.Microsecond, Idle: true},
+			want: &Pass{Watch: []string{"pods: prod-db-0 primary@0/3000100, prod-db-1 replica@0/3000100"}, Primary: "prod-db-0", Took: jsonconv.Duration(412 * time.Microsecond), Idle: true},
 		},
 		{
 			name: "waiting for the failover delay; parts that go on stay together",
@@ -84,7 +84,7 @@ func TestPassOfOperatorLines(t *testing.T) {
 				Act: []string{"waiting 3.2s more (failoverDelay 4s) before failing over", "no ready replica can take over; waiting",
 					"stopped: Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again; will read again"},
 				Kinds:   []string{"conflict", "waiting"},
-				Primary: "prod-db-0", Took: 1500 * time.Microsecond, Next: 3200 * time.Millisecond,
+				Primary: "prod-db-0", Took: jsonconv.Duration(1500 * time.Microsecond), Next: jsonconv.Duration(3200 * time.Millisecond),
 			},
 		},
 		{
@@ -100,14 +100,14 @@ func TestPassOfOperatorLines(t *testing.T) {
 				Act: []string{"updated StatefulSet prod-db", "created Secret prod-db-credentials with a generated password", "prod-db-0 now follows prod-db-1",
 					"restarted prod-db-2: it must be cloned to follow prod-db-1", "demoted prod-db-3", "prod-db-4 is gone", "removed annotation x"},
 				Kinds:   []string{"created", "demoted", "follows", "gone", "removed", "restarted", "updated"},
-				Primary: "prod-db-1", Took: 2 * time.Millisecond,
+				Primary: "prod-db-1", Took: jsonconv.Duration(2 * time.Millisecond),
 			},
 		},
 		{
 			name: "only the status written",
 			msg:  "changed the cluster",
 			kv:   []any{"read", "pods: prod-db-0 primary@0/3000100", "primary", "prod-db-0", "instances", "simulated", "did", "wrote status (phase Running)", "took", "900µs"},
-			want: &Pass{Watch: []string{"pods: prod-db-0 primary@0/3000100"}, Status: "phase Running", Primary: "prod-db-0", Took: 900 * time.Microsecond},
+			want: &Pass{Watch: []string{"pods: prod-db-0 primary@0/3000100"}, Status: "phase Running", Primary: "prod-db-0", Took: jsonconv.Duration(900 * time.Microsecond)},
 		},
 		{
 			name: "not a pass: no took",
@@ -173,7 +173,7 @@ func TestPassJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Pass == nil || back.Pass.Next != 2*time.Second || back.Pass.Took != 2*time.Millisecond || !reflect.DeepEqual(back.Pass.Act, e.Pass.Act) {
+	if back.Pass == nil || back.Pass.Next.Duration() != 2*time.Second || back.Pass.Took.Duration() != 2*time.Millisecond || !reflect.DeepEqual(back.Pass.Act, e.Pass.Act) {
 		t.Errorf("read back: got %+v, want the pass in whole milliseconds", back.Pass)
 	}
 	idle := ParseText(operatorLine(t, "in sync, nothing to do", "read", "pods: prod-db-0 primary@0/1", "took", "300µs"), time.Time{})

@@ -53,9 +53,9 @@ func (e Entry) Text() string {
 
 // timing says how long the pass took and when it runs next.
 func (p Pass) timing() string {
-	s := "took " + shortDuration(p.Took)
+	s := "took " + shortDuration(p.Took.Duration())
 	if p.Next > 0 {
-		s += ", next in " + shortDuration(p.Next)
+		s += ", next in " + shortDuration(p.Next.Duration())
 	}
 	return s
 }

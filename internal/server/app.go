@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"html/template"
 	"io"
@@ -216,15 +215,14 @@ var (
 	ErrInvalid = errors.New("invalid input")
 )
 
-// LabEntry is a lab in the catalogue. Its JSON (/api/labs) writes the
-// durations in milliseconds (MarshalJSON).
+// LabEntry is a lab in the catalogue (/api/labs).
 type LabEntry struct {
 	ID      string `json:"id"`
 	Title   string `json:"title"`
 	Summary string `json:"summary"`
 	// Duration is the lab's time limit: its exercises' added up.
-	Duration time.Duration `json:"timeLimitMs"`
-	Requires []string      `json:"requires"`
+	Duration jsonconv.Duration `json:"timeLimitMs"`
+	Requires []string          `json:"requires"`
 	// Missing are the capabilities of Requires this server's provider
 	// lacks: the lab cannot start here, and the catalogue says so.
 	Missing []string `json:"missing,omitempty"`
@@ -238,18 +236,7 @@ type LabEntry struct {
 	Score    int    `json:"score"`
 	Total    int    `json:"total"`
 	// Recoveries are the times to recovery of the completed exercises.
-	Recoveries []time.Duration `json:"recoveriesMs,omitempty"`
-}
-
-// MarshalJSON writes e with its durations in whole milliseconds, under the
-// keys its tags name.
-func (e LabEntry) MarshalJSON() ([]byte, error) {
-	type plain LabEntry
-	return json.Marshal(struct {
-		plain
-		Duration   int64   `json:"timeLimitMs"`
-		Recoveries []int64 `json:"recoveriesMs,omitempty"`
-	}{plain(e), jsonconv.Millis(e.Duration), jsonconv.MillisList(e.Recoveries)})
+	Recoveries []jsonconv.Duration `json:"recoveriesMs,omitempty"`
 }
 
 // LabView is a lab's page.

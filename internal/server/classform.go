@@ -114,7 +114,7 @@ func newClassFields(lang string, labs []LabEntry) classFieldsView {
 // editClassFields are the fields of c's edit form.
 func editClassFields(lang string, labs []LabEntry, c board.Class) classFieldsView {
 	v := classFieldsView{Lang: lang, ID: "edit-" + c.Name, Edit: true, Name: c.Name, Capacity: strconv.Itoa(c.Capacity),
-		Opens: rfc3339(c.Opens), Closes: rfc3339(c.Closes), TimeLimit: shortDuration(c.TimeLimit), Warm: c.Warm}
+		Opens: rfc3339(c.Opens), Closes: rfc3339(c.Closes), TimeLimit: shortDuration(c.TimeLimit.Duration()), Warm: c.Warm}
 	titles := map[string]string{}
 	for _, l := range labs {
 		titles[l.ID] = l.Title

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/quiz"
 )
@@ -127,10 +128,10 @@ func (f *fakeApp) Catalogue(_ context.Context, learner, lang string) ([]LabEntry
 	if lang == "ko" {
 		title = "페일오버: 프라이머리 잃기"
 	}
-	all := []LabEntry{{ID: "failover", Title: title, Summary: "Delete the primary.", Duration: 15 * time.Minute,
-		State: "completed", Session: "alice-1", Score: 5, Total: 5, Recoveries: []time.Duration{1500 * time.Millisecond}},
-		{ID: "rbac", Title: "RBAC: the operator loses a verb", Summary: "Find the missing permission.", Duration: 10 * time.Minute},
-		{ID: "quota", Title: "Quota: no room for a replica", Summary: "Find what blocks the pods.", Duration: 10 * time.Minute}}
+	all := []LabEntry{{ID: "failover", Title: title, Summary: "Delete the primary.", Duration: jsonconv.Duration(15 * time.Minute),
+		State: "completed", Session: "alice-1", Score: 5, Total: 5, Recoveries: []jsonconv.Duration{jsonconv.Duration(1500 * time.Millisecond)}},
+		{ID: "rbac", Title: "RBAC: the operator loses a verb", Summary: "Find the missing permission.", Duration: jsonconv.Duration(10 * time.Minute)},
+		{ID: "quota", Title: "Quota: no room for a replica", Summary: "Find what blocks the pods.", Duration: jsonconv.Duration(10 * time.Minute)}}
 	m := f.member(learner)
 	if m == nil {
 		return all, nil

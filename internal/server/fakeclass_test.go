@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/board"
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 // fakeRoom is the instructor's side of fakeApp: ada runs the class
@@ -107,7 +108,7 @@ func (f *fakeApp) Board(ctx context.Context, in Instructor, name, _ string) (*bo
 		return nil, err
 	}
 	cs, _ := f.Classes(ctx, Instructor{Admin: true})
-	b := &board.View{At: time.Now(), Columns: []board.Column{{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: 5 * time.Minute}}}
+	b := &board.View{At: time.Now(), Columns: []board.Column{{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: jsonconv.Duration(5 * time.Minute)}}}
 	for _, c := range cs {
 		if c.Name == name {
 			b.Class = c

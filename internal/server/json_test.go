@@ -15,8 +15,8 @@ import (
 
 // TestJSONConvention: every type the server writes to a browser as JSON
 // keeps docs/api.md's convention (see jsonconv.Check). A new field such as
-// `Foo time.Duration` fails here until its key ends in Ms and its type
-// writes milliseconds. The session's own views, which the application
+// `Foo time.Duration` fails here until it is a jsonconv.Duration under a
+// key ending in Ms. The session's own views, which the application
 // hands over as they are, are checked in internal/app; the class and its
 // board in internal/board; a live stream's frame in internal/frame.
 func TestJSONConvention(t *testing.T) {
@@ -42,11 +42,11 @@ func TestJSONDurationsInMillis(t *testing.T) {
 		v    any
 		want string
 	}{
-		{"a lab not started", LabEntry{ID: "failover", Duration: 15 * time.Minute, Requires: []string{}},
-			`{"id":"failover","title":"","summary":"","requires":[],"score":0,"total":0,"timeLimitMs":900000}`},
-		{"a lab completed", LabEntry{ID: "rbac", Duration: 10 * time.Minute, State: "completed", Session: "s-1", Score: 5, Total: 5,
-			Recoveries: []time.Duration{1500 * time.Millisecond, 4012 * time.Millisecond}},
-			`{"id":"rbac","title":"","summary":"","requires":null,"state":"completed","session":"s-1","score":5,"total":5,"timeLimitMs":600000,"recoveriesMs":[1500,4012]}`},
+		{"a lab not started", LabEntry{ID: "failover", Duration: jsonconv.Duration(15 * time.Minute), Requires: []string{}},
+			`{"id":"failover","title":"","summary":"","timeLimitMs":900000,"requires":[],"score":0,"total":0}`},
+		{"a lab completed", LabEntry{ID: "rbac", Duration: jsonconv.Duration(10 * time.Minute), State: "completed", Session: "s-1", Score: 5, Total: 5,
+			Recoveries: []jsonconv.Duration{jsonconv.Duration(1500 * time.Millisecond), jsonconv.Duration(4012 * time.Millisecond)}},
+			`{"id":"rbac","title":"","summary":"","timeLimitMs":600000,"requires":null,"state":"completed","session":"s-1","score":5,"total":5,"recoveriesMs":[1500,4012]}`},
 		{"an update", Update{Seq: 7, Kind: "chaos", Message: "fault in effect", Time: t0},
 			`{"seq":7,"kind":"chaos","message":"fault in effect","at":"2026-03-04T09:30:00Z"}`},
 	}

@@ -97,7 +97,7 @@ func TestViewJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Results) != 1 || st.Results[0].Recovery != 1500 || st.Results[0].Recovery.Duration() != 1500*time.Millisecond {
+	if len(st.Results) != 1 || st.Results[0].Recovery.Duration() != 1500*time.Millisecond {
 		t.Errorf("results: got %+v, want one with a recovery of 1500 ms", st.Results)
 	}
 	evs, err := timeline(ctx, f.m, "s")
@@ -108,13 +108,13 @@ func TestViewJSON(t *testing.T) {
 	for _, ev := range evs {
 		byKind[ev.Kind] = ev
 	}
-	if s := byKind[KindStep].Step; s == nil || s.Elapsed != 1235 || s.Phase != "chaos" {
+	if s := byKind[KindStep].Step; s == nil || s.Elapsed.Milliseconds() != 1235 || s.Phase != "chaos" {
 		t.Errorf("step event: got %+v, want phase chaos, 1235 ms", s)
 	}
-	if c := byKind[KindCheck].Report; c == nil || c.Score != 2 || len(c.Results) != 1 || c.Results[0].Elapsed != 250 {
+	if c := byKind[KindCheck].Report; c == nil || c.Score != 2 || len(c.Results) != 1 || c.Results[0].Elapsed.Milliseconds() != 250 {
 		t.Errorf("check event: got %+v, want the report with 2 points and a 250 ms check", c)
 	}
-	if r := byKind[KindRecovered]; r.Recovery != 1500 || r.Attempt == nil || !r.Attempt.T0.Equal(t0) {
+	if r := byKind[KindRecovered]; r.Recovery.Milliseconds() != 1500 || r.Attempt == nil || !r.Attempt.T0.Equal(t0) {
 		t.Errorf("recovered event: got %+v, want 1500 ms and the attempt's T0", r)
 	}
 	if len(updates) == 0 || updates[len(updates)-1].Seq == 0 {

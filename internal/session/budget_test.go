@@ -16,6 +16,7 @@ import (
 	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -157,7 +158,7 @@ func TestTroubleOrder(t *testing.T) {
 // TestBudgetJSON reads a troubled budget as the lab page does: its usage
 // and its trouble in one object.
 func TestBudgetJSON(t *testing.T) {
-	b := Budget{Usage: cluster.Usage{Memory: 1 << 20, CPU: 1500 * time.Millisecond},
+	b := Budget{Usage: cluster.Usage{Memory: 1 << 20, CPU: jsonconv.Duration(1500 * time.Millisecond)},
 		Trouble: &Trouble{Kind: TroubleMemoryFull, Message: "full"}}
 	data, err := json.Marshal(b)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/store"
@@ -28,7 +29,7 @@ type LabEntry struct {
 	Exercises int         `json:"exercises"`
 	// TimeLimit is the exercises' time limits added up: how long the lab
 	// takes at most, once started.
-	TimeLimit Millis `json:"timeLimitMs"`
+	TimeLimit jsonconv.Duration `json:"timeLimitMs"`
 	// Requires are the provider capabilities the lab needs (named as the
 	// JSON fields of the provider's capabilities); Missing those the
 	// provider lacks: the lab cannot be started while any are.
@@ -79,7 +80,7 @@ func (m *Manager) Catalogue(ctx context.Context, learner string, lang locale.Lan
 	out := make([]LabEntry, 0, len(labs))
 	for _, l := range labs {
 		e := LabEntry{ID: l.ID, Title: l.Title.In(lang), Summary: l.Summary.In(lang), Lang: lang, Exercises: len(l.Exercises),
-			TimeLimit: millis(timeLimit(l)), Requires: slices.Clone(l.Requires), Missing: m.missing(l), Quiz: l.Quiz}
+			TimeLimit: jsonconv.Millis(timeLimit(l)), Requires: slices.Clone(l.Requires), Missing: m.missing(l), Quiz: l.Quiz}
 		if e.Requires == nil {
 			e.Requires = []string{}
 		}

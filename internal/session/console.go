@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -19,8 +20,8 @@ type ConsoleData struct {
 	Line     string `json:"line"`
 	ExitCode int    `json:"exitCode"`
 	// Refused says why the console did not run the line; empty when it ran.
-	Refused  string `json:"refused,omitempty"`
-	Duration Millis `json:"durationMs"`
+	Refused  string            `json:"refused,omitempty"`
+	Duration jsonconv.Duration `json:"durationMs"`
 }
 
 // MaskSecrets hides the secret values of a command line (see

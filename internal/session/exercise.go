@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/store"
 )
@@ -162,7 +163,7 @@ type CheckResult struct {
 	// the next exercise, or completed.
 	Passed bool `json:"passed"`
 	// Recovery is T1 − T0 when the exercise had chaos and passed.
-	Recovery Millis `json:"recoveryMs,omitempty"`
+	Recovery jsonconv.Duration `json:"recoveryMs,omitempty"`
 	// T1 is when the goals came to hold, found as T1Source says: watched
 	// by a Watcher, from the cluster's evidence, or, when neither tells,
 	// the moment of this check. T1Evidence lists the evidence.
@@ -202,7 +203,7 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 		return nil, err
 	}
 	t1 := m.settleT1(ctx, e, s, &report)
-	res := &CheckResult{Exercise: ex.ID, Report: reportView(report), Passed: report.Passed, Recovery: millis(report.Recovery),
+	res := &CheckResult{Exercise: ex.ID, Report: reportView(report), Passed: report.Passed, Recovery: jsonconv.Millis(report.Recovery),
 		T1: t1.At, T1Source: t1.Source, T1Evidence: t1.Evidence}
 	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
 	if err := m.recordCheck(ctx, s, ex, report, res.Late, progress); err != nil {

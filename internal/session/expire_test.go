@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -146,8 +147,8 @@ func TestExtend(t *testing.T) {
 			got = append(got, *ev.Extended)
 		}
 	}
-	want := []Extension{{By: millis(15 * time.Minute), Total: millis(15 * time.Minute), Reason: "given by instructor ada"},
-		{By: millis(5 * time.Minute), Total: millis(20 * time.Minute), Reason: "given by instructor ada"}}
+	want := []Extension{{By: jsonconv.Millis(15 * time.Minute), Total: jsonconv.Millis(15 * time.Minute), Reason: "given by instructor ada"},
+		{By: jsonconv.Millis(5 * time.Minute), Total: jsonconv.Millis(20 * time.Minute), Reason: "given by instructor ada"}}
 	if !slices.Equal(got, want) {
 		t.Errorf("timeline: got %+v, want %+v", got, want)
 	}

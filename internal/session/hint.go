@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/store"
@@ -127,8 +128,8 @@ const (
 type HintUnlock struct {
 	Kind string `json:"kind"` // UnlockTime, UnlockLog, UnlockEvent or UnlockMessage
 	// After is the hint's time (UnlockTime), counted from Since.
-	After Millis `json:"afterMs,omitempty"`
-	Since string `json:"since,omitempty"` // SinceFault or SinceStart
+	After jsonconv.Duration `json:"afterMs,omitempty"`
+	Since string            `json:"since,omitempty"` // SinceFault or SinceStart
 	// Pattern is the log or event message pattern that matched
 	// (UnlockLog, UnlockMessage); Reason the event's reason (UnlockEvent).
 	Pattern string `json:"pattern,omitempty"`
@@ -154,8 +155,8 @@ func (u HintUnlock) String() string {
 type HintWait struct {
 	// Left is the time until it is due by time alone; zero when it has no
 	// time (only evidence shows it) or its time has passed.
-	Left     Millis         `json:"leftMs,omitempty"`
-	Evidence []HintEvidence `json:"evidence,omitempty"`
+	Left     jsonconv.Duration `json:"leftMs,omitempty"`
+	Evidence []HintEvidence    `json:"evidence,omitempty"`
 	// Due is true when it may be shown already: ask again.
 	Due bool `json:"due,omitempty"`
 }
@@ -174,7 +175,7 @@ const seenMax = 300
 func unlockView(u lab.Unlock, a *engine.Attempt) HintUnlock {
 	v := HintUnlock{Kind: u.Kind, Pattern: u.Pattern, Reason: u.Reason, Seen: clip(u.Seen, seenMax)}
 	if u.Kind == UnlockTime {
-		v.After, v.Since = millis(u.After), SinceStart
+		v.After, v.Since = jsonconv.Millis(u.After), SinceStart
 		if !a.T0.IsZero() {
 			v.Since = SinceFault
 		}
@@ -183,7 +184,7 @@ func unlockView(u lab.Unlock, a *engine.Attempt) HintUnlock {
 }
 
 func waitView(w lab.Wait) *HintWait {
-	v := &HintWait{Left: millis(w.Left), Due: w.Due}
+	v := &HintWait{Left: jsonconv.Millis(w.Left), Due: w.Due}
 	for _, ev := range w.When {
 		switch {
 		case ev.Log != "":

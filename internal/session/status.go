@@ -8,6 +8,7 @@ import (
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/fence"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -48,7 +49,7 @@ type Status struct {
 	// (killed) half-way, or what the next command will do about it.
 	Notice string `json:"notice,omitempty"`
 	// Extended is the time an instructor added to the session's limit.
-	Extended Millis `json:"extendedMs,omitempty"`
+	Extended jsonconv.Duration `json:"extendedMs,omitempty"`
 	// Budget is what the session's cluster takes of its share of the
 	// machine, and the bound it ran into, if any; nil where the provider
 	// keeps no budget.
@@ -89,7 +90,7 @@ func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Active: s.state().Active(), Actions: s.actions(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error, Ended: s.work.Ended,
-		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated, Extended: millis(s.work.Extended),
+		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated, Extended: jsonconv.Millis(s.work.Extended),
 		Budget: b,
 	}
 	if st.Attempt != nil {

@@ -5,24 +5,17 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/store"
 )
 
 // The types in this file are what the Manager hands out. Their JSON is a
 // contract with the front ends (a browser sees it): camelCase fields,
-// times in RFC 3339, durations as whole milliseconds in fields named ...Ms.
+// times in RFC 3339, durations as whole milliseconds in fields named ...Ms
+// (jsonconv.Duration).
 // They hold none of the store's or the engine's types, so either can
 // change without a browser noticing.
-
-// Millis is a duration in whole milliseconds; it encodes as a JSON number.
-type Millis int64
-
-// millis rounds d to the millisecond.
-func millis(d time.Duration) Millis { return Millis(d.Round(time.Millisecond) / time.Millisecond) }
-
-// Duration returns m as a time.Duration.
-func (m Millis) Duration() time.Duration { return time.Duration(m) * time.Millisecond }
 
 // Attempt is the learner's current try at an exercise: when it began,
 // when its fault took effect (T0) and when every goal first passed (T1).
@@ -59,12 +52,12 @@ type Result struct {
 	Passed bool   `json:"passed"`
 	// Recovery is the time to recovery (T1 − T0) of an exercise with
 	// chaos that passed; zero otherwise.
-	Recovery Millis    `json:"recoveryMs,omitempty"`
-	At       time.Time `json:"at"`
+	Recovery jsonconv.Duration `json:"recoveryMs,omitempty"`
+	At       time.Time         `json:"at"`
 }
 
 func resultView(r store.Result) Result {
-	return Result{Kind: r.Kind, Item: r.Item, Score: r.Score, Total: r.Total, Passed: r.Passed, Recovery: millis(r.Recovery), At: r.At}
+	return Result{Kind: r.Kind, Item: r.Item, Score: r.Score, Total: r.Total, Passed: r.Passed, Recovery: jsonconv.Millis(r.Recovery), At: r.At}
 }
 
 // Report is the verdict of a set of checks: a steady-state gate, a
@@ -84,17 +77,17 @@ type CheckOutcome struct {
 	Passed bool   `json:"passed"`
 	// Reason says in one line why it passed or failed (English); Explain
 	// is the lab's own explanation of a failure, in every language.
-	Reason  string      `json:"reason"`
-	Explain locale.Text `json:"explain,omitzero"`
-	Polls   int         `json:"polls"`
-	Elapsed Millis      `json:"elapsedMs"`
+	Reason  string            `json:"reason"`
+	Explain locale.Text       `json:"explain,omitzero"`
+	Polls   int               `json:"polls"`
+	Elapsed jsonconv.Duration `json:"elapsedMs"`
 }
 
 func reportView(r engine.Report) Report {
 	v := Report{Results: make([]CheckOutcome, 0, len(r.Results)), Score: r.Score, Total: r.Total, Passed: r.Passed, At: r.At}
 	for _, c := range r.Results {
 		v.Results = append(v.Results, CheckOutcome{Kind: c.Kind, Weight: c.Weight, Passed: c.Passed, Reason: c.Reason,
-			Explain: c.Explain, Polls: c.Polls, Elapsed: millis(c.Elapsed)})
+			Explain: c.Explain, Polls: c.Polls, Elapsed: jsonconv.Millis(c.Elapsed)})
 	}
 	return v
 }
@@ -102,14 +95,14 @@ func reportView(r engine.Report) Report {
 // Step is one step of a long operation (creating the cluster, setup,
 // chaos, reset), as it starts (Done false) and as it ends.
 type Step struct {
-	Phase   string `json:"phase"`
-	Kind    string `json:"kind,omitempty"`
-	Index   int    `json:"index"`
-	Total   int    `json:"total,omitempty"`
-	Message string `json:"message"`
-	Done    bool   `json:"done"`
-	Error   string `json:"error,omitempty"`
-	Elapsed Millis `json:"elapsedMs,omitempty"`
+	Phase   string            `json:"phase"`
+	Kind    string            `json:"kind,omitempty"`
+	Index   int               `json:"index"`
+	Total   int               `json:"total,omitempty"`
+	Message string            `json:"message"`
+	Done    bool              `json:"done"`
+	Error   string            `json:"error,omitempty"`
+	Elapsed jsonconv.Duration `json:"elapsedMs,omitempty"`
 }
 
 // QueueData is a waiting start's place: Position of Length (1 is next),
@@ -117,18 +110,18 @@ type Step struct {
 // and the limit that holds the queue (admission's reasons: max-clusters,
 // memory, cpu).
 type QueueData struct {
-	Position int    `json:"position"`
-	Length   int    `json:"length"`
-	Estimate Millis `json:"estimateMs,omitempty"`
-	Reason   string `json:"reason,omitempty"`
+	Position int               `json:"position"`
+	Length   int               `json:"length"`
+	Estimate jsonconv.Duration `json:"estimateMs,omitempty"`
+	Reason   string            `json:"reason,omitempty"`
 }
 
 // Extension is the detail of an extended event: the time added, and all
 // the time added to the session so far.
 type Extension struct {
-	By     Millis `json:"byMs"`
-	Total  Millis `json:"totalMs"`
-	Reason string `json:"reason,omitempty"`
+	By     jsonconv.Duration `json:"byMs"`
+	Total  jsonconv.Duration `json:"totalMs"`
+	Reason string            `json:"reason,omitempty"`
 }
 
 // QuizScore is the score of an answered quiz.
@@ -151,21 +144,21 @@ type Event struct {
 	// Message is a one-line summary a person can read.
 	Message string `json:"message"`
 
-	State    *StateData   `json:"state,omitempty"`      // state
-	Step     *Step        `json:"step,omitempty"`       // step
-	Attempt  *Attempt     `json:"attempt,omitempty"`    // exercise, recovered, reset
-	Report   *Report      `json:"report,omitempty"`     // steady, chaos (the fault), check (the goals)
-	T0       time.Time    `json:"t0,omitzero"`          // chaos
-	Late     bool         `json:"late,omitempty"`       // check
-	Recovery Millis       `json:"recoveryMs,omitempty"` // recovered
-	T1Source string       `json:"t1Source,omitempty"`   // recovered: how T1 was found (T1Watched, ...)
-	Held     time.Time    `json:"held,omitzero"`        // watch: when the goals came to hold; zero when they stopped
-	Hint     *HintData    `json:"hint,omitempty"`       // hint
-	Console  *ConsoleData `json:"console,omitempty"`    // console
-	Quiz     *QuizScore   `json:"quiz,omitempty"`       // quiz
-	Cluster  *ClusterData `json:"cluster,omitempty"`    // cluster
-	Queue    *QueueData   `json:"queue,omitempty"`      // queue
-	Extended *Extension   `json:"extended,omitempty"`   // extended
+	State    *StateData        `json:"state,omitempty"`      // state
+	Step     *Step             `json:"step,omitempty"`       // step
+	Attempt  *Attempt          `json:"attempt,omitempty"`    // exercise, recovered, reset
+	Report   *Report           `json:"report,omitempty"`     // steady, chaos (the fault), check (the goals)
+	T0       time.Time         `json:"t0,omitzero"`          // chaos
+	Late     bool              `json:"late,omitempty"`       // check
+	Recovery jsonconv.Duration `json:"recoveryMs,omitempty"` // recovered
+	T1Source string            `json:"t1Source,omitempty"`   // recovered: how T1 was found (T1Watched, ...)
+	Held     time.Time         `json:"held,omitzero"`        // watch: when the goals came to hold; zero when they stopped
+	Hint     *HintData         `json:"hint,omitempty"`       // hint
+	Console  *ConsoleData      `json:"console,omitempty"`    // console
+	Quiz     *QuizScore        `json:"quiz,omitempty"`       // quiz
+	Cluster  *ClusterData      `json:"cluster,omitempty"`    // cluster
+	Queue    *QueueData        `json:"queue,omitempty"`      // queue
+	Extended *Extension        `json:"extended,omitempty"`   // extended
 	// Error says why a step or chaos failed.
 	Error string `json:"error,omitempty"`
 }
@@ -186,13 +179,13 @@ func eventView(ev store.Event) Event {
 	case KindStep:
 		var d StepData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			v.Step = &Step{Phase: d.Phase, Kind: d.Kind, Index: d.Index, Total: d.Total, Message: d.Message, Done: d.Done, Error: d.Error, Elapsed: millis(d.Elapsed)}
+			v.Step = &Step{Phase: d.Phase, Kind: d.Kind, Index: d.Index, Total: d.Total, Message: d.Message, Done: d.Done, Error: d.Error, Elapsed: jsonconv.Millis(d.Elapsed)}
 			v.Error = d.Error
 		}
 	case KindExercise, KindReset, KindRecovered:
 		var d AttemptData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			v.Attempt, v.Recovery, v.T1Source = attemptView(d.Attempt), millis(d.Recovery), d.T1Source
+			v.Attempt, v.Recovery, v.T1Source = attemptView(d.Attempt), jsonconv.Millis(d.Recovery), d.T1Source
 		}
 	case KindSteady:
 		var d engine.Report
@@ -225,7 +218,7 @@ func eventView(ev store.Event) Event {
 	case KindExtended:
 		var d ExtendData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			v.Extended = &Extension{By: millis(d.By), Total: millis(d.Total), Reason: d.Reason}
+			v.Extended = &Extension{By: jsonconv.Millis(d.By), Total: jsonconv.Millis(d.Total), Reason: d.Reason}
 		}
 	case KindWatch:
 		var d WatchData

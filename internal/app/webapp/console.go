@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/metrics"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
@@ -55,7 +56,7 @@ func (w *Web) Complete(ctx context.Context, id, line string) (server.Completion,
 // activity, and the instructor's replay), where RecordConsole masks its
 // secrets; a failure to record does not fail the command.
 func (w *Web) record(ctx context.Context, id, line string, res *console.Result, err error, took time.Duration) {
-	d := session.ConsoleData{Line: line, ExitCode: -1, Duration: session.Millis(took.Milliseconds())}
+	d := session.ConsoleData{Line: line, ExitCode: -1, Duration: jsonconv.Millis(took)}
 	var refused *console.RefusedError
 	switch {
 	case errors.As(err, &refused):

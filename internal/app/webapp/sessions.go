@@ -31,12 +31,12 @@ func (w *Web) Catalogue(ctx context.Context, learner, l string) ([]server.LabEnt
 	}
 	out := make([]server.LabEntry, 0, len(labs))
 	for _, lb := range labs {
-		e := server.LabEntry{ID: lb.ID, Title: lb.Title, Summary: lb.Summary, Duration: lb.TimeLimit.Duration(), Requires: lb.Requires, Missing: lb.Missing}
+		e := server.LabEntry{ID: lb.ID, Title: lb.Title, Summary: lb.Summary, Duration: lb.TimeLimit, Requires: lb.Requires, Missing: lb.Missing}
 		if p := lb.Progress; p.State != session.ProgressNotStarted {
 			e.State, e.Active, e.Session, e.Exercise, e.Score, e.Total = string(p.SessionState), p.SessionState.Active(), p.Session, p.Exercise+1, p.Score, p.Total
 			for _, r := range p.Results {
 				if r.Kind == session.ResultExercise && r.Recovery > 0 {
-					e.Recoveries = append(e.Recoveries, r.Recovery.Duration())
+					e.Recoveries = append(e.Recoveries, r.Recovery)
 				}
 			}
 		}

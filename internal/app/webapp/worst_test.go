@@ -21,7 +21,6 @@ import (
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
-	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/loadgen"
 	"oplab.dev/oplab/internal/session"
 )
@@ -296,7 +295,7 @@ func lostOf(t testing.TB, s *site, r loadgen.Report) []string {
 // recovery of ms.
 func passedIn(row board.Row, ms int64) bool {
 	for _, c := range row.Cells {
-		if c.Passed && jsonconv.Millis(c.Recovery) == ms {
+		if c.Passed && c.Recovery.Milliseconds() == ms {
 			return true
 		}
 	}

@@ -4,7 +4,6 @@ package providers
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"time"
@@ -149,7 +148,7 @@ type Usage struct {
 	Tasks           uint64 `json:"tasks"`
 	TasksLimit      uint64 `json:"tasksLimit"`
 	// CPU is the CPU time the cell's processes have used ("cpuMs").
-	CPU time.Duration `json:"cpuMs"`
+	CPU jsonconv.Duration `json:"cpuMs"`
 	// Disk is what the cluster's directory takes on the host's disk.
 	Disk      uint64 `json:"disk"`
 	DiskLimit uint64 `json:"diskLimit"`
@@ -161,14 +160,6 @@ type Usage struct {
 	Down []string `json:"down,omitempty"`
 }
 
-// MarshalJSON writes u's CPU time in whole milliseconds.
-func (u Usage) MarshalJSON() ([]byte, error) {
-	type plain Usage
-	return json.Marshal(struct {
-		plain
-		CPU int64 `json:"cpuMs"`
-	}{plain(u), jsonconv.Millis(u.CPU)})
-}
 
 // CellConsole is implemented by backends whose clusters' cells run the
 // web console's commands (the pods backend).

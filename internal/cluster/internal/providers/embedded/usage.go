@@ -16,6 +16,7 @@ import (
 
 	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
+	"oplab.dev/oplab/internal/jsonconv"
 )
 
 var _ providers.Budgeted = (*Provider)(nil)
@@ -47,7 +48,7 @@ func (p *Provider) Usage(ctx context.Context, name string) (providers.Usage, err
 		}
 		u.Memory, u.MemoryPeak, u.MemoryLimit, u.Resident = gu.Memory, gu.MemoryPeak, gu.MemoryLimit, gu.Resident
 		u.OOMKills, u.ConsoleOOMKills = gu.OOMKills, gu.ConsoleOOMKills
-		u.Tasks, u.TasksLimit, u.CPU = gu.Tasks, gu.TasksLimit, gu.CPU
+		u.Tasks, u.TasksLimit, u.CPU = gu.Tasks, gu.TasksLimit, jsonconv.Duration(gu.CPU)
 	}
 	if fi, err := os.Stat(l.etcdDB()); err == nil {
 		u.Etcd = uint64(fi.Size())
