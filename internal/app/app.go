@@ -1,10 +1,3 @@
-// Package app composes oplab's application layer once, for both front
-// ends: the web server (`oplab serve`) and every command of the offline
-// CLI build an App and then only parse input, call it and render.
-//
-// Open opens the store under the data directory, makes the cluster
-// provider, loads and validates the course once, and builds the session
-// manager on them; Close releases what Open opened.
 package app
 
 import (

@@ -1,24 +1,3 @@
-// Package engine runs labs against one real cluster: it performs a lab's
-// setup, an exercise's steady-state gate, its chaos (and waits until the
-// fault is confirmed, T0), its goal checks (polled within their time budget,
-// K consecutive passes, partial credit by weight, T1 and the time to
-// recovery), gathers the evidence hints are chosen from, runs the reference
-// solution, resets an exercise, and self-tests a lab.
-//
-// The engine knows nothing of HTTP, terminals or storage. What must outlive
-// a call (when an attempt began, T0, the primary chaos removed) is kept in
-// an Attempt, plain data the caller persists and hands back.
-//
-// A typical run of one exercise:
-//
-//	e, _ := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: "alice", BinDir: bin})
-//	_ = e.Setup(ctx, l, progress)                   // once per lab
-//	a, _ := e.Begin(ctx, l, "delete-primary")       // records the baseline
-//	rep, _ := e.SteadyState(ctx, l, a, engine.CheckOptions{})
-//	_, _ = e.Chaos(ctx, l, a, progress)             // a.T0 is set
-//	rep, _ = e.Check(ctx, l, a, engine.CheckOptions{}) // a.T1 is set once all goals pass
-//	h, due, _ := e.NextHint(ctx, l, a, shown)
-//	_ = e.Reset(ctx, l, a, progress)                // back to the baseline
 package engine
 
 import (
@@ -204,15 +183,3 @@ var (
 	// ErrUnsupported: the target cannot do what an action needs.
 	ErrUnsupported = errors.New("not supported by this target")
 )
-
-// The Engine's methods, by file:
-//
-//	New ...................................... runner.go
-//	Setup, Begin, SteadyState, Chaos, Check,
-//	Solve .................................... exercise.go
-//	Reset, Teardown .......................... reset.go
-//	RunChecks and the checks ................. check.go, check_*.go
-//	the actions .............................. action.go, action_*.go
-//	Evidence, NextHint ....................... evidence.go (logs: logs.go)
-//	Answer (quiz.ClusterAnswers) ............. answers.go
-//	SelfTest ................................. selftest.go

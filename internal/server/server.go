@@ -1,7 +1,3 @@
-// Package server is oplab's web server: the learner's pages rendered on the
-// server from the embedded templates, a JSON API under /api and live
-// streams over WebSockets, all behind a signed session cookie. It declares
-// the Application it needs and holds no policy of its own.
 package server
 
 import (

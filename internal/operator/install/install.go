@@ -1,16 +1,3 @@
-// Package install installs oplab's reference PostgreSQL operator into a
-// cluster from the Helm chart embedded in the oplab binary, with helm's Go
-// library (no helm binary), upgrades it and uninstalls it.
-//
-// On providers whose pods run no container (the embedded provider, which
-// declares the HostProcesses capability) the chart's Deployment pod is only
-// simulated by KWOK, so the installer also runs the operator as a host
-// process beside the cluster. The process authenticates with a token minted
-// for the chart's ServiceAccount, so RBAC applies to it exactly as to the
-// pod in a real cluster. It runs under hostpod, which keeps it in step with
-// the simulated pod (scaling the Deployment to 0 stops it, deleting the pod
-// restarts it) and writes its log in the CRI log format to a file that KWOK
-// serves as the pod's log (`kubectl logs deploy/pg-operator`).
 package install
 
 import (

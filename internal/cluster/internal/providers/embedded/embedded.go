@@ -1,15 +1,3 @@
-// Package embedded is the cluster provider that needs nothing installed: a
-// real Kubernetes control plane per cluster (etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler) run as child processes on
-// loopback, with KWOK playing the kubelet of a node so pods are scheduled and
-// become Running. etcd is one process; the other four components share a
-// second one, kube-controlplane, built by `make controlplane`. API semantics are real (RBAC, admission, controllers);
-// containers do not run.
-//
-// Each cluster lives in a directory of its own under the data directory:
-// PKI, kubeconfigs, etcd data, component logs, and cluster.json recording
-// ports and PIDs, so a later oplab process finds, health-checks and stops the
-// processes an earlier one started.
 package embedded
 
 import (

@@ -1,16 +1,3 @@
-// Package pods is the cluster backend whose clusters are pods on a host
-// Kubernetes cluster: each learner's control plane — the embedded
-// provider's etcd and kube-controlplane with KWOK — runs in a StatefulSet
-// of one pod (the learner's cell, see package cellpod), its state on a
-// claim of its own, reached through a ClusterIP Service that a
-// NetworkPolicy opens to oplab's server pods only.
-//
-// oplab's server reaches a learner's API server one of two ways (Reach):
-// through the Service, when it runs in the host cluster, or through a port
-// forward of the host API server, when it runs outside (a developer's
-// machine, the tests). Either way the admin kubeconfig is read once from
-// the pod and kept in a Secret beside it, so any replica of the server can
-// use the cluster.
 package pods
 
 import (
