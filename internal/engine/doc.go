@@ -57,8 +57,9 @@
 // selftest --all` in `make test`; kinds_test.go keeps package lab's
 // registry and the engine in step (every kind implemented, every chaos
 // kind undone); the pure judgements (poll, quotaJudgement, withoutVerbs,
-// beyond) are table tests. The *_kind_test.go files run on kind, gated by
-// clustertest.RequireSlowKind (make test-kind).
+// beyond) are table tests. The *_kind_test.go files run on kind, gated as
+// every kind test (clustertest.NewKind; the self-tests also by
+// clustertest.RequireSlowKind) and run by make test-kind.
 //
 // The engine calls the cluster provider (internal/cluster), the operator's
 // installer (internal/operator/install: installing operators, their

@@ -50,7 +50,8 @@
 // WebSocket's origin and writer (ws_test.go), every text in both languages
 // (i18n_test.go), the JSON convention (json_test.go). The browser_*_test.go
 // files drive the pages in headless Chromium (internal/browsertest) over
-// scriptedApp, a lab played in memory; they skip under -short.
+// the same fakes or scriptedApp, a lab played in memory; they skip under
+// -short.
 //
 // The server imports internal/board, internal/frame, internal/quiz (views
 // that cross to the browser as they are), internal/jsonconv and
