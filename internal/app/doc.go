@@ -14,8 +14,10 @@
 // store's records.
 //
 // The App is not the web server and holds no HTTP: internal/app/webapp
-// adapts it to the server's interfaces. Nor does it read the environment
-// or flags; its Config is filled by the CLI (internal/cli/config.go).
+// adapts it to the server's interfaces. Nor does it read flags or the
+// environment: its Config is filled by the CLI (internal/cli/config.go;
+// TestOnlyTheCLIReadsTheEnvironment), client-go's kubeconfig rules behind
+// LeaderLease aside.
 // The cluster and operator commands, which need no store and no course,
 // use OpenClusters instead of Open.
 //
