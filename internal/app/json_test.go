@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"oplab.dev/oplab/internal/clusterview"
+	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/internal/quiz"
@@ -23,8 +24,8 @@ func TestJSONConvention(t *testing.T) {
 		// instructor's reset, end and extend (Status); check; hint.
 		session.Status{}, session.CheckResult{}, session.HintResult{},
 		// The timeline and progress: an Update's data is an Event, or its
-		// Step or Report.
-		session.Event{}, session.Step{}, session.Report{},
+		// Step or Report (the engine's, as it is).
+		session.Event{}, session.Step{}, engine.Report{},
 		// The catalogue and the session list as the application hands
 		// them out (the web adapter maps them to the server's LabEntry
 		// and SessionRef today).

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 )
 
@@ -115,7 +116,7 @@ func (e *Engine) runChecks(ctx context.Context, phase string, a *Attempt, checks
 		} else {
 			rep.Passed = false
 		}
-		report(o.Progress, Step{Phase: phase, Exercise: a.Exercise, Kind: r.Kind, Index: i, Total: len(results), Message: r.Reason, Done: true, Elapsed: r.Elapsed, Err: failure(r)})
+		report(o.Progress, Step{Phase: phase, Exercise: a.Exercise, Kind: r.Kind, Index: i, Total: len(results), Message: r.Reason, Done: true, Elapsed: r.Elapsed.Duration(), Err: failure(r)})
 	}
 	return rep, nil
 }
@@ -148,7 +149,7 @@ func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o Check
 	}
 	start := time.Now()
 	res.Passed, res.Reason, res.Polls = poll(ctx, func(ctx context.Context) (bool, string) { return fn(ctx, e, a) }, budget, interval, max(c.Passes, 1))
-	res.Elapsed = time.Since(start)
+	res.Elapsed = jsonconv.Duration(time.Since(start))
 	return res
 }
 

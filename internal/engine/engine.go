@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"k8s.io/client-go/rest"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
 )
@@ -137,7 +140,9 @@ type CheckOptions struct {
 // DefaultInterval is the time between two polls of a check.
 const DefaultInterval = 200 * time.Millisecond
 
-// Result is the verdict of one check.
+// Result is the verdict of one check. It is the one type of it: the
+// session records it in its timeline and hands it to the front ends as it
+// is, so its JSON is docs/api.md's CheckOutcome.
 type Result struct {
 	Kind   string `json:"kind"`
 	Weight int    `json:"weight"`
@@ -145,21 +150,43 @@ type Result struct {
 	// Reason says in one line why the check passed or failed, in words a
 	// learner understands (English); Explain is the lab's own bilingual
 	// explanation, shown on failure when the lab gives one.
-	Reason  string        `json:"reason"`
-	Explain locale.Text   `json:"explain,omitzero"`
-	Polls   int           `json:"polls"`
-	Elapsed time.Duration `json:"elapsed"`
+	Reason  string            `json:"reason"`
+	Explain locale.Text       `json:"explain,omitzero"`
+	Polls   int               `json:"polls"`
+	Elapsed jsonconv.Duration `json:"elapsedMs"`
 }
 
-// Report is the verdict of a set of checks (a steady state, a fault, goals).
+// UnmarshalJSON reads a Result, and the time of one that an oplab before
+// elapsedMs stored in its timeline: nanoseconds, under "elapsed".
+func (r *Result) UnmarshalJSON(b []byte) error {
+	type plain Result
+	var v struct {
+		plain
+		Nanos *time.Duration `json:"elapsed"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("check result: %w", err)
+	}
+	*r = Result(v.plain)
+	if v.Nanos != nil && r.Elapsed == 0 {
+		r.Elapsed = jsonconv.Duration(*v.Nanos)
+	}
+	return nil
+}
+
+// Report is the verdict of a set of checks (a steady state, a fault,
+// goals), recorded and handed to the front ends as it is (docs/api.md's
+// Report).
 type Report struct {
 	Results []Result  `json:"results"`
 	Score   int       `json:"score"` // weights of the passed checks
 	Total   int       `json:"total"` // weights of all checks
 	Passed  bool      `json:"passed"`
 	At      time.Time `json:"at"`
-	// Recovery is T1 − T0 for a goals report that passed after chaos.
-	Recovery time.Duration `json:"recovery,omitempty"`
+	// Recovery is T1 − T0 for a goals report that passed after chaos. It
+	// is left out of the JSON: the answer to a check carries it once
+	// (session.CheckResult), and the timeline's recovered event.
+	Recovery time.Duration `json:"-"`
 }
 
 // Hint is a hint chosen from the evidence, and why.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/store"
@@ -79,7 +80,7 @@ func TestViewJSON(t *testing.T) {
 	a := &engine.Attempt{Lab: "failover", Exercise: "delete-primary", Started: t0.Add(-time.Second), T0: t0, T1: t0.Add(1500 * time.Millisecond),
 		Baseline: engine.Baseline{ClusterExists: true, Primary: "prod-db-0"}}
 	f.seed(t, "s", "failover", InExercise, 0, a)
-	rep := engine.Report{Results: []engine.Result{{Kind: "primaryChanged", Weight: 2, Passed: true, Reason: "ok", Elapsed: 250 * time.Millisecond}},
+	rep := engine.Report{Results: []engine.Result{{Kind: "primaryChanged", Weight: 2, Passed: true, Reason: "ok", Elapsed: jsonconv.Duration(250 * time.Millisecond)}},
 		Score: 2, Total: 2, Passed: true, At: t0.Add(1500 * time.Millisecond), Recovery: 1500 * time.Millisecond}
 	s, err := f.m.load(ctx, "s")
 	if err != nil {

@@ -154,8 +154,8 @@ func (m *Manager) begin(ctx context.Context, s *live, e *engine.Engine, progress
 
 // CheckResult is the outcome of Check.
 type CheckResult struct {
-	Exercise string `json:"exercise"`
-	Report   Report `json:"report"`
+	Exercise string        `json:"exercise"`
+	Report   engine.Report `json:"report"`
 	// Late is true when the goals were checked after the exercise's time
 	// limit had run out.
 	Late bool `json:"late,omitempty"`
@@ -203,7 +203,7 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 		return nil, err
 	}
 	t1 := m.settleT1(ctx, e, s, &report)
-	res := &CheckResult{Exercise: ex.ID, Report: reportView(report), Passed: report.Passed, Recovery: jsonconv.Millis(report.Recovery),
+	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: jsonconv.Millis(report.Recovery),
 		T1: t1.At, T1Source: t1.Source, T1Evidence: t1.Evidence}
 	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
 	if err := m.recordCheck(ctx, s, ex, report, res.Late, progress); err != nil {

@@ -6,16 +6,16 @@ import (
 
 	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/jsonconv"
-	"oplab.dev/oplab/internal/locale"
 	"oplab.dev/oplab/internal/store"
 )
 
 // The types in this file are what the Manager hands out. Their JSON is a
 // contract with the front ends (a browser sees it): camelCase fields,
 // times in RFC 3339, durations as whole milliseconds in fields named ...Ms
-// (jsonconv.Duration).
-// They hold none of the store's or the engine's types, so either can
-// change without a browser noticing.
+// (jsonconv.Duration). They hold none of the store's types, so it can
+// change without a browser noticing; a verdict of checks is the engine's
+// own Report (and its Results), the one type of it, recorded in the
+// timeline and handed out as it is.
 
 // Attempt is the learner's current try at an exercise: when it began,
 // when its fault took effect (T0) and when every goal first passed (T1).
@@ -58,38 +58,6 @@ type Result struct {
 
 func resultView(r store.Result) Result {
 	return Result{Kind: r.Kind, Item: r.Item, Score: r.Score, Total: r.Total, Passed: r.Passed, Recovery: jsonconv.Millis(r.Recovery), At: r.At}
-}
-
-// Report is the verdict of a set of checks: a steady-state gate, a
-// fault, or an exercise's goals.
-type Report struct {
-	Results []CheckOutcome `json:"results"`
-	Score   int            `json:"score"` // weights of the passed checks
-	Total   int            `json:"total"` // weights of all checks
-	Passed  bool           `json:"passed"`
-	At      time.Time      `json:"at"`
-}
-
-// CheckOutcome is one check of a Report.
-type CheckOutcome struct {
-	Kind   string `json:"kind"`
-	Weight int    `json:"weight"`
-	Passed bool   `json:"passed"`
-	// Reason says in one line why it passed or failed (English); Explain
-	// is the lab's own explanation of a failure, in every language.
-	Reason  string            `json:"reason"`
-	Explain locale.Text       `json:"explain,omitzero"`
-	Polls   int               `json:"polls"`
-	Elapsed jsonconv.Duration `json:"elapsedMs"`
-}
-
-func reportView(r engine.Report) Report {
-	v := Report{Results: make([]CheckOutcome, 0, len(r.Results)), Score: r.Score, Total: r.Total, Passed: r.Passed, At: r.At}
-	for _, c := range r.Results {
-		v.Results = append(v.Results, CheckOutcome{Kind: c.Kind, Weight: c.Weight, Passed: c.Passed, Reason: c.Reason,
-			Explain: c.Explain, Polls: c.Polls, Elapsed: jsonconv.Millis(c.Elapsed)})
-	}
-	return v
 }
 
 // Step is one step of a long operation (creating the cluster, setup,
@@ -147,7 +115,7 @@ type Event struct {
 	State    *StateData        `json:"state,omitempty"`      // state
 	Step     *Step             `json:"step,omitempty"`       // step
 	Attempt  *Attempt          `json:"attempt,omitempty"`    // exercise, recovered, reset
-	Report   *Report           `json:"report,omitempty"`     // steady, chaos (the fault), check (the goals)
+	Report   *engine.Report    `json:"report,omitempty"`     // steady, chaos (the fault), check (the goals)
 	T0       time.Time         `json:"t0,omitzero"`          // chaos
 	Late     bool              `json:"late,omitempty"`       // check
 	Recovery jsonconv.Duration `json:"recoveryMs,omitempty"` // recovered
@@ -190,20 +158,17 @@ func eventView(ev store.Event) Event {
 	case KindSteady:
 		var d engine.Report
 		if json.Unmarshal(ev.Data, &d) == nil {
-			r := reportView(d)
-			v.Report = &r
+			v.Report = &d
 		}
 	case KindChaos:
 		var d ChaosData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			r := reportView(d.Fault)
-			v.Report, v.T0, v.Error = &r, d.T0, d.Error
+			v.Report, v.T0, v.Error = &d.Fault, d.T0, d.Error
 		}
 	case KindCheck:
 		var d CheckData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			r := reportView(d.Report)
-			v.Report, v.Late = &r, d.Late
+			v.Report, v.Late = &d.Report, d.Late
 		}
 	case KindHint:
 		var d HintData
