@@ -1,8 +1,11 @@
 // Command testsum reads `go test -json` and prints what `go test` prints
 // without -v — each package's result, and the output of the tests that
-// failed — followed by how many tests were skipped, and why. `make
-// test-short` pipes into it, so the inner loop says how much of the suite
-// it left to `make test`.
+// failed — followed by how many tests were skipped, and why, and which
+// of the walls between a learner and the machine were not tested: one
+// line for each wall whose tests skipped (package walltest's rule says
+// when they may). `make test` and `make test-short` pipe into it, so that
+// neither passes having tested less than it names without saying so; the
+// inner loop says how much of the suite it left to `make test`.
 //
 //	go test -short -json ./... | go run ./hack/testsum
 //
@@ -19,6 +22,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"oplab.dev/oplab/internal/walltest"
 )
 
 func main() {
@@ -51,13 +56,14 @@ type summary struct {
 	pending map[testKey][]string // output of tests still running
 	skips   map[string]int       // reason -> tests skipped for it
 	skipped int
+	walls   map[string]*untested // wall -> its tests that skipped
 	failed  bool
 }
 
 // summarize copies the report of the stream in to out and reports whether
 // anything failed.
 func summarize(in io.Reader, out io.Writer) (bool, error) {
-	s := &summary{out: out, pending: map[testKey][]string{}, skips: map[string]int{}}
+	s := &summary{out: out, pending: map[testKey][]string{}, skips: map[string]int{}, walls: map[string]*untested{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
 	for sc.Scan() {
@@ -110,10 +116,34 @@ func (s *summary) add(ev event) {
 			return // a package without tests; its "?" line was output
 		}
 		k := testKey{ev.Package, ev.Test}
+		reason := skipReason(s.pending[k])
 		s.skipped++
-		s.skips[skipReason(s.pending[k])]++
+		s.skips[reason]++
+		s.wallSkipped(k, reason)
 		delete(s.pending, k)
 	}
+}
+
+// untested is what the report says of one wall whose tests skipped.
+type untested struct {
+	tests []string // package.Test, in the order they skipped
+	why   string   // the first one's reason
+}
+
+// wallSkipped notes k's skip when its reason says a wall was not tested:
+// walltest's skips start with walltest.Untested and the wall's name.
+func (s *summary) wallSkipped(k testKey, reason string) {
+	rest, ok := strings.CutPrefix(reason, walltest.Untested)
+	if !ok {
+		return
+	}
+	wall, why, _ := strings.Cut(rest, ": ")
+	u := s.walls[wall]
+	if u == nil {
+		u = &untested{why: why}
+		s.walls[wall] = u
+	}
+	u.tests = append(u.tests, k.pkg[strings.LastIndexByte(k.pkg, '/')+1:]+"."+k.test)
 }
 
 // flush prints a failed test's output and forgets the test's lines.
@@ -159,6 +189,7 @@ func (s *summary) report() {
 		fmt.Fprintln(s.out)
 		return
 	}
+	defer s.reportWalls()
 	fmt.Fprintln(s.out, ", by reason:")
 	reasons := make([]string, 0, len(s.skips))
 	for r := range s.skips {
@@ -169,5 +200,28 @@ func (s *summary) report() {
 	})
 	for _, r := range reasons {
 		fmt.Fprintf(s.out, "%6d  %s\n", s.skips[r], r)
+	}
+}
+
+// reportWalls ends the report with one line for each wall not tested: how
+// many of its tests skipped, the first few, and why.
+func (s *summary) reportWalls() {
+	if len(s.walls) == 0 {
+		return
+	}
+	walls := make([]string, 0, len(s.walls))
+	for w := range s.walls {
+		walls = append(walls, w)
+	}
+	slices.Sort(walls)
+	fmt.Fprintf(s.out, "\nWALLS NOT TESTED (%d): this run does not show that they hold\n", len(walls))
+	for _, w := range walls {
+		u := s.walls[w]
+		names := u.tests
+		more := ""
+		if len(names) > 3 {
+			names, more = names[:3], fmt.Sprintf(" and %d more", len(u.tests)-3)
+		}
+		fmt.Fprintf(s.out, "  %s: %d tests skipped (%s%s): %s\n", w, len(u.tests), strings.Join(names, ", "), more, u.why)
 	}
 }

@@ -87,6 +87,37 @@ func TestSummarize(t *testing.T) {
 			want:       []string{"FAIL\ta\t1.010s\n", "--- a TestHang did not finish:\npanic: test timed out after 1s\n"},
 		},
 		{
+			// A wall's tests that skipped (walltest.Require's message) are
+			// named once more at the end, one line for each wall.
+			name: "walls not tested",
+			stream: `{"Action":"run","Package":"oplab.dev/oplab/internal/cell","Test":"TestForwardAndJoin/user-0"}
+{"Action":"output","Package":"oplab.dev/oplab/internal/cell","Test":"TestForwardAndJoin/user-0","Output":"    cell_test.go:40: wall not tested: the cell (bubblewrap namespaces around a cluster): bwrap: setting up uid map: Permission denied (OPLAB_WALLS=untested)\n"}
+{"Action":"skip","Package":"oplab.dev/oplab/internal/cell","Test":"TestForwardAndJoin/user-0"}
+{"Action":"run","Package":"oplab.dev/oplab/internal/cluster","Test":"TestCellWalls"}
+{"Action":"output","Package":"oplab.dev/oplab/internal/cluster","Test":"TestCellWalls","Output":"    cell_test.go:186: wall not tested: the cell (bubblewrap namespaces around a cluster): bwrap: setting up uid map: Permission denied (OPLAB_WALLS=untested)\n"}
+{"Action":"skip","Package":"oplab.dev/oplab/internal/cluster","Test":"TestCellWalls"}
+{"Action":"run","Package":"oplab.dev/oplab/internal/budget","Test":"TestMemoryCeiling"}
+{"Action":"output","Package":"oplab.dev/oplab/internal/budget","Test":"TestMemoryCeiling","Output":"    budget_test.go:81: wall not tested: the budget (a cell's control group): no control group can be made for a cell: read-only file system (OPLAB_WALLS=untested)\n"}
+{"Action":"skip","Package":"oplab.dev/oplab/internal/budget","Test":"TestMemoryCeiling"}
+{"Action":"run","Package":"a","Test":"TestCluster"}
+{"Action":"output","Package":"a","Test":"TestCluster","Output":"    cluster_test.go:20: needs the embedded control plane; -short\n"}
+{"Action":"skip","Package":"a","Test":"TestCluster"}
+`,
+			want: []string{"4 tests skipped, by reason:\n",
+				"WALLS NOT TESTED (2): this run does not show that they hold\n",
+				"  the budget (a cell's control group): 1 tests skipped (budget.TestMemoryCeiling): no control group can be made for a cell: read-only file system (OPLAB_WALLS=untested)\n",
+				"  the cell (bubblewrap namespaces around a cluster): 2 tests skipped (cell.TestForwardAndJoin/user-0, cluster.TestCellWalls): bwrap: setting up uid map: Permission denied (OPLAB_WALLS=untested)\n"},
+		},
+		{
+			name: "no wall skipped, no walls' lines",
+			stream: `{"Action":"run","Package":"a","Test":"TestCluster"}
+{"Action":"output","Package":"a","Test":"TestCluster","Output":"    cluster_test.go:20: needs the embedded control plane; -short\n"}
+{"Action":"skip","Package":"a","Test":"TestCluster"}
+`,
+			want:    []string{"1 tests skipped, by reason:\n"},
+			notWant: []string{"WALLS"},
+		},
+		{
 			name:   "lines that are not events pass through",
 			stream: "go: warning: \"./nothing/...\" matched no packages\n",
 			want:   []string{"go: warning: \"./nothing/...\" matched no packages\n"},

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"oplab.dev/oplab/internal/walltest"
 )
 
 // TestStagedPathsAreNamed: every host path Args names through Source is
@@ -123,9 +125,7 @@ func TestSandboxRuns(t *testing.T) {
 	}
 	sb := Sandbox{Hostname: "probebox", Net: true, Binds: []Bind{{Src: self, Dst: "/probe"}}, Etc: etc, System: Dynamic(self), Chdir: "/"}
 	path, err := Path()
-	if err != nil {
-		t.Skip(err) // scripts/ensure-bwrap.sh installs it; CI has it
-	}
+	walltest.Require(t, walltest.Sandbox, err) // scripts/ensure-bwrap.sh installs it
 	command := func(prog string) func(context.Context) *exec.Cmd {
 		return func(ctx context.Context) *exec.Cmd {
 			c := exec.CommandContext(ctx, path, sb.Args(prog)...)
@@ -133,12 +133,7 @@ func TestSandboxRuns(t *testing.T) {
 			return c
 		}
 	}
-	if err := Probe(context.Background(), "the probe", command("/probe")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and bubblewrap cannot make a sandbox: %v", err)
-		}
-		t.Skipf("bubblewrap cannot make a sandbox here: %v", err)
-	}
+	walltest.Require(t, walltest.Sandbox, Probe(context.Background(), "the probe", command("/probe")))
 	out, err := command("/probe")(context.Background()).Output()
 	if err != nil {
 		t.Fatal(err)

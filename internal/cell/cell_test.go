@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/budget"
+	"oplab.dev/oplab/internal/walltest"
 )
 
 // programs builds the cell program and a stand-in server into one
@@ -34,14 +35,11 @@ func programs(t *testing.T) (dir, init, answer string) {
 	return dir, filepath.Join(dir, "cell"), filepath.Join(dir, "answer")
 }
 
+// probeOrSkip fails the test where cells cannot be made, or skips it
+// where walltest's rule lets a wall go untested.
 func probeOrSkip(t *testing.T, init string, user int) {
 	t.Helper()
-	if err := Probe(context.Background(), init, user); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("cells cannot be made in CI: %v", err)
-		}
-		t.Skipf("cells cannot be made here: %v", err)
-	}
+	walltest.Require(t, walltest.Cell, Probe(context.Background(), init, user))
 }
 
 // TestForwardAndJoin makes a cell in a directory whose path is longer than
@@ -151,17 +149,12 @@ func forwardAndJoin(t *testing.T, progs, init, answer string, user int) {
 	l.Close()
 }
 
-// cellGroup makes a control group for a test's cell, or fails in CI and
-// skips elsewhere.
+// cellGroup makes a control group for a test's cell, or fails (skips
+// where walltest's rule lets a wall go untested).
 func cellGroup(t *testing.T, name string) *budget.Group {
 	t.Helper()
 	tree, err := budget.Open()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and no control group can be made: %v", err)
-		}
-		t.Skipf("no control group can be made here: %v", err)
-	}
+	walltest.Require(t, walltest.Budget, err)
 	g, err := tree.Make(name, budget.Default)
 	if err != nil {
 		t.Fatal(err)

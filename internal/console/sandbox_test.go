@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -13,18 +14,21 @@ import (
 
 	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/walltest"
 )
 
-// bwrapWorks skips the test, saying why, when bubblewrap cannot run here
-// at all; everywhere else a sandbox failure fails the test.
+// bwrapWorks fails the test, saying why, when bubblewrap cannot run here
+// at all (skips it where walltest's rule lets a wall go untested);
+// everywhere else a sandbox failure fails the test.
 func bwrapWorks(t *testing.T) {
 	t.Helper()
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
-		t.Skip("bwrap is not installed (scripts/ensure-bwrap.sh installs it): the sandbox cannot be tested here")
+		walltest.Require(t, walltest.Sandbox, fmt.Errorf("bwrap is not installed (scripts/ensure-bwrap.sh installs it): %w", err))
+		return
 	}
 	if out, err := exec.Command(bwrap, "--ro-bind", "/", "/", "--unshare-user", "--unshare-pid", "--proc", "/proc", "true").CombinedOutput(); err != nil {
-		t.Skipf("bwrap cannot create namespaces on this machine (%v: %s): the sandbox cannot be tested here", err, strings.TrimSpace(string(out)))
+		walltest.Require(t, walltest.Sandbox, fmt.Errorf("bwrap cannot create namespaces on this machine (%w: %s)", err, strings.TrimSpace(string(out))))
 	}
 }
 

@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
+	"oplab.dev/oplab/internal/walltest"
 )
 
 // A learner whose cluster runs out of its memory sees why in the session's
@@ -35,12 +35,7 @@ func TestOverBudgetResetMakesTheClusterAnew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, why := p.Contained(); !ok {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and cells with budgets cannot be made: %v", why)
-		}
-		t.Skipf("cells with budgets cannot be made here: %v", why)
-	}
+	walltest.Require(t, walltest.Budget, walltest.Contained(p.Contained()))
 	m, err := New(Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
