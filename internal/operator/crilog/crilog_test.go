@@ -2,6 +2,7 @@ package crilog
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -96,40 +97,85 @@ func abbrev(s string) string {
 }
 
 // TestWritersTimesGrowInFileOrder: a program's stdout and stderr, written
-// at once from many goroutines into one log, come out with times that never
-// go back, so a line's time is its place in the log.
+// into one log, come out with times that never go back, so a line's time is
+// its place in the log. The interleaving that would break it is made, not
+// waited for: stdout takes its time, and before it writes its line stderr
+// tries to take a later time and write first. Under one lock stderr waits
+// until stdout's line is out; with a lock each, stderr's later line lands
+// first — every time, not only when a race goes that way.
 func TestWritersTimesGrowInFileOrder(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	stdout, stderr := NewWriters(&out)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		w := stdout
-		if g%2 == 1 {
-			w = stderr
-		}
-		wg.Go(func() {
-			for range 300 {
-				w.Write([]byte("line\n"))
-			}
-		})
+	var (
+		mu    sync.Mutex
+		clock = time.Date(2026, 11, 29, 18, 0, 0, 0, time.UTC)
+	)
+	tick := func() time.Time { // every stamp later than the one before
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Millisecond)
+		return clock
 	}
-	wg.Wait()
+	stderr.now = tick
+	stderrDone := make(chan struct{})
+	stdout.now = func() time.Time {
+		stamp := tick()
+		go func() {
+			defer close(stderrDone)
+			stderr.Write([]byte("second\n"))
+		}()
+		// Until stderr has written, or is held at the writers' lock.
+		waitWrittenOrBlocked(t, stderrDone)
+		return stamp
+	}
+	stdout.Write([]byte("first\n"))
+	<-stderrDone
+
 	var last time.Time
-	var streams = map[string]int{}
-	for i, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+	streams := map[string]int{}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	for i, l := range lines {
 		f := strings.Fields(l)
 		ts, err := time.Parse(time.RFC3339Nano, f[0])
 		if err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
 		if ts.Before(last) {
-			t.Fatalf("line %d (%s) is older than the line before it (%s)", i, ts.Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
+			t.Fatalf("line %d %q (%s) is older than the line before it (%s): the writers stamp and write under locks of their own", i, l, ts.Format(time.RFC3339Nano), last.Format(time.RFC3339Nano))
 		}
 		last = ts
 		streams[f[1]]++
 	}
-	if streams["stdout"] != 1200 || streams["stderr"] != 1200 {
-		t.Errorf("lines by stream: %v, want 1200 each", streams)
+	if streams["stdout"] != 1 || streams["stderr"] != 1 {
+		t.Errorf("lines by stream: got %v, want one each", streams)
+	}
+}
+
+// waitWrittenOrBlocked returns once done is closed, or once the goroutine
+// this test started is parked in a Writer's Write, waiting for a mutex (the
+// runtime's goroutine dump names the wait and who started it; other
+// tests' writers, running in parallel, are not it): either way the other
+// writer has gone as far as it can while the caller holds its lock.
+func waitWrittenOrBlocked(t *testing.T, done <-chan struct{}) {
+	deadline := time.Now().Add(time.Minute) // only if the runtime changes its dumps
+	buf := make([]byte, 1<<20)
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		dump := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(dump, "\n\n") {
+			if strings.Contains(g, "[sync.Mutex.Lock") && strings.Contains(g, "crilog.(*Writer).Write(") &&
+				strings.Contains(g, "created by oplab.dev/oplab/internal/operator/crilog.TestWritersTimesGrowInFileOrder.") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the second writer neither wrote nor waited at a lock in a minute:\n%s", dump)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
