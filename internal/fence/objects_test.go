@@ -2,6 +2,7 @@ package fence
 
 import (
 	"io/fs"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -93,13 +94,41 @@ func TestObjects(t *testing.T) {
 	}
 }
 
-// Each policy denies with a binding of its own, fails closed, applies to
+// The fence is these policies, each named for what it guards
+// (docs/security.md, section 3): one gone from the manifests is a wall
+// gone, and one added is a wall this list, and its probe, must name.
+var wantPolicies = []string{
+	"oplab-crds",
+	"oplab-endpointslices",
+	"oplab-events",
+	"oplab-fence",
+	"oplab-kwok",
+	"oplab-namespaces",
+	"oplab-owners",
+	"oplab-pods",
+	"oplab-proxy",
+	"oplab-simulated-servers",
+	"oplab-status",
+	"oplab-storage",
+}
+
+// The fence holds exactly wantPolicies, and exactly their bindings. Each
+// policy denies with a binding of its own, fails closed, applies to
 // untrusted identities only, and explains every refusal in one line that
 // starts with "oplab:".
 func TestPolicies(t *testing.T) {
 	ps, bindings := policies(t)
-	if len(ps) < 10 {
-		t.Fatalf("got %d policies, want at least 10", len(ps))
+	var names []string
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, wantPolicies) {
+		t.Errorf("got policies %q, want exactly %q", names, wantPolicies)
+	}
+	bound := slices.Sorted(maps.Keys(bindings))
+	if !slices.Equal(bound, wantPolicies) {
+		t.Errorf("got bindings %q, want exactly one for each of %q", bound, wantPolicies)
 	}
 	for _, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
