@@ -123,10 +123,10 @@ func printSelftest(w io.Writer, rep *app.SelfTestReport) {
 	if !rep.Passed {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(w, "%s %s (setup %.1fs, total %.1fs)\n", verdict, rep.Lab, rep.Setup.Seconds(), rep.Elapsed.Seconds())
+	fmt.Fprintf(w, "%s %s (setup %.1fs, total %.1fs)\n", verdict, rep.Lab, rep.Setup.Duration().Seconds(), rep.Elapsed.Duration().Seconds())
 	for _, ex := range rep.Exercises {
 		if ex.Passed {
-			fmt.Fprintf(w, "  ✓ %s (%.1fs, %d shortcuts refused)\n", ex.ID, ex.Elapsed.Seconds(), len(ex.Shortcuts))
+			fmt.Fprintf(w, "  ✓ %s (%.1fs, %d shortcuts refused)\n", ex.ID, ex.Elapsed.Duration().Seconds(), len(ex.Shortcuts))
 		} else {
 			fmt.Fprintf(w, "  ✗ %s: %s\n", ex.ID, ex.Problem)
 		}

@@ -49,3 +49,12 @@ func TestReportJSON(t *testing.T) {
 		t.Errorf("a result stored in nanoseconds: got %+v, want primaryChanged, passed, weight 2, 250ms", old)
 	}
 }
+
+// TestSelfTestJSONConvention: `oplab lab selftest -o json` writes a
+// self-test report with docs/api.md's convention, its times in ...Ms.
+func TestSelfTestJSONConvention(t *testing.T) {
+	t.Parallel()
+	for _, err := range jsonconv.Check(SelfTestReport{}) {
+		t.Error(err)
+	}
+}

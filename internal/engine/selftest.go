@@ -10,16 +10,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"oplab.dev/oplab/internal/fence"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 )
 
 // SelfTestReport is the result of a lab's self-test.
 type SelfTestReport struct {
 	Lab       string             `json:"lab"`
-	Setup     time.Duration      `json:"setup"`
+	Setup     jsonconv.Duration  `json:"setupMs"`
 	Exercises []ExerciseSelfTest `json:"exercises"`
 	Passed    bool               `json:"passed"`
-	Elapsed   time.Duration      `json:"elapsed"`
+	Elapsed   jsonconv.Duration  `json:"elapsedMs"`
 }
 
 // ExerciseSelfTest is the self-test of one exercise: the steady state
@@ -36,8 +37,8 @@ type ExerciseSelfTest struct {
 	Fixed     Report             `json:"fixed"`
 	Passed    bool               `json:"passed"`
 	// Problem says what failed, in one line.
-	Problem string        `json:"problem,omitempty"`
-	Elapsed time.Duration `json:"elapsed"`
+	Problem string            `json:"problem,omitempty"`
+	Elapsed jsonconv.Duration `json:"elapsedMs"`
 }
 
 // ShortcutSelfTest is the verdict on one shortcut: the goals after it, and
@@ -56,8 +57,8 @@ type ShortcutSelfTest struct {
 	// Problem says why the shortcut counts as a failure of the grader
 	// (it passed, or the check meant to refuse it did not), or why it could
 	// not be tried.
-	Problem string        `json:"problem,omitempty"`
-	Elapsed time.Duration `json:"elapsed"`
+	Problem string            `json:"problem,omitempty"`
+	Elapsed jsonconv.Duration `json:"elapsedMs"`
 }
 
 // ShortcutWindow is how long the self-test runs the goals after a
@@ -100,7 +101,7 @@ func (e *Engine) SelfTest(ctx context.Context, l *lab.Lab, progress Progress) (*
 	if err := e.Setup(ctx, l, progress); err != nil {
 		return rep, fmt.Errorf("self-test of lab %s: %w", l.ID, err)
 	}
-	rep.Setup = time.Since(start)
+	rep.Setup = jsonconv.Duration(time.Since(start))
 	learner, err := e.asLearner(ctx)
 	if err != nil {
 		return rep, fmt.Errorf("self-test of lab %s: %w", l.ID, err)
@@ -114,7 +115,7 @@ func (e *Engine) SelfTest(ctx context.Context, l *lab.Lab, progress Progress) (*
 			break
 		}
 	}
-	rep.Elapsed = time.Since(start)
+	rep.Elapsed = jsonconv.Duration(time.Since(start))
 	return rep, nil
 }
 
@@ -141,14 +142,14 @@ func (e *Engine) selfTestExercise(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 	start := time.Now()
 	r.ID = ex.ID
 	defer func() {
-		r.Elapsed = time.Since(start)
+		r.Elapsed = jsonconv.Duration(time.Since(start))
 		r.Passed = r.Problem == ""
 		msg := "passed"
 		var err error
 		if !r.Passed {
 			msg, err = r.Problem, fmt.Errorf("%s", r.Problem)
 		}
-		report(progress, Step{Phase: PhaseSelfTest, Exercise: ex.ID, Message: msg, Done: true, Err: err, Elapsed: r.Elapsed})
+		report(progress, Step{Phase: PhaseSelfTest, Exercise: ex.ID, Message: msg, Done: true, Err: err, Elapsed: r.Elapsed.Duration()})
 	}()
 	a, err := e.Begin(ctx, l, ex.ID)
 	if err != nil {
@@ -207,7 +208,7 @@ func (e *Engine) selfTestShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 	start := time.Now()
 	r.ID = sc.ID
 	defer func() {
-		r.Elapsed = time.Since(start)
+		r.Elapsed = jsonconv.Duration(time.Since(start))
 		msg, err := "refused by the goals", error(nil)
 		switch {
 		case r.Problem != "":
@@ -215,7 +216,7 @@ func (e *Engine) selfTestShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 		case r.API != "":
 			msg = "refused by the API server: a learner cannot take it (" + r.API + ")"
 		}
-		report(progress, Step{Phase: PhaseShortcut, Exercise: ex.ID, Kind: sc.ID, Message: msg, Done: true, Err: err, Elapsed: r.Elapsed})
+		report(progress, Step{Phase: PhaseShortcut, Exercise: ex.ID, Kind: sc.ID, Message: msg, Done: true, Err: err, Elapsed: r.Elapsed.Duration()})
 	}()
 	if err := learner.runSteps(ctx, PhaseShortcut, ex.ID, sc.Steps, a, apiRefusals(progress)); err != nil {
 		if !apierrors.IsForbidden(err) {

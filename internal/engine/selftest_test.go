@@ -94,13 +94,13 @@ func selfTestLabs(t *testing.T, e *Engine, ids []string, perLab time.Duration) {
 				if !ex.Fixed.Passed || ex.Fixed.Score != ex.Fixed.Total {
 					t.Errorf("exercise %s: got fixed score %d/%d, want full", ex.ID, ex.Fixed.Score, ex.Fixed.Total)
 				}
-				t.Logf("exercise %s passed in %s", ex.ID, ex.Elapsed.Round(time.Millisecond))
+				t.Logf("exercise %s passed in %s", ex.ID, ex.Elapsed.Duration().Round(time.Millisecond))
 			}
 			if !rep.Passed {
 				t.Errorf("lab %s: got self-test failed, want passed", id)
 			}
 			answerClusterQuestions(t, ctx, e, l)
-			t.Logf("lab %s: setup %s, total %s", id, rep.Setup.Round(time.Millisecond), rep.Elapsed.Round(time.Millisecond))
+			t.Logf("lab %s: setup %s, total %s", id, rep.Setup.Duration().Round(time.Millisecond), rep.Elapsed.Duration().Round(time.Millisecond))
 		})
 	}
 }

@@ -3,6 +3,12 @@
 // milliseconds in keys that end in Ms; instants as RFC 3339 strings; ids
 // as strings. A view's duration is a Duration, which writes itself in
 // milliseconds; Check tells a type that does not keep the convention.
+//
+// The same holds for what `oplab ... -o json` writes. Records that only
+// the store reads back (a session's working state, the details of its
+// timeline's events) are not views: they keep the keys their rows were
+// written with (a step's elapsedNs). A record that is shown as it is, such
+// as the engine's Report, is a view.
 package jsonconv
 
 import (
