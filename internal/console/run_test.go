@@ -343,31 +343,58 @@ func TestRunner(t *testing.T) {
 	})
 }
 
-// kubectlEnv returns the environment of the running kubectl process (the
-// one whose command is kubectl), waiting briefly for it to appear.
+// kubectlEnv returns the environment of the one kubectl running now that
+// this test process started (its child, or under bubblewrap its
+// grandchild's child): another test binary's kubectl on the machine,
+// whatever its environment, is not the one asked about.
 func kubectlEnv(t *testing.T) []string {
 	t.Helper()
+	self := os.Getpid()
+	var found []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if err != nil || strings.TrimSpace(string(comm)) != "kubectl" {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		env := strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")
-		// Other tests' kubectl processes would have the server's variables.
-		if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "KUBERC=off") }) {
-			return env
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "kubectl" || !descends(pid, self) {
+			continue
+		}
+		found = append(found, pid)
+	}
+	if len(found) != 1 {
+		t.Fatalf("got %d running kubectl processes started by this test (%v), want 1", len(found), found)
+	}
+	environ, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(found[0]), "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(environ), "\x00"), "\x00")
+}
+
+// descends reports whether process pid descends from ancestor, by the
+// parents /proc/<pid>/stat names (the host's PIDs, whatever namespace the
+// process sees).
+func descends(pid, ancestor int) bool {
+	for range 64 { // deeper than any sandbox's chain
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		// "pid (comm) state ppid ...": the command may hold spaces.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 {
+			return false
+		}
+		if pid, err = strconv.Atoi(f[1]); err != nil || pid <= 1 {
+			return false
+		}
+		if pid == ancestor {
+			return true
 		}
 	}
-	t.Fatal("no running kubectl process found")
-	return nil
+	return false
 }
 
 // TestRefusedStartsNothing runs a stand-in kubectl that records each start:
