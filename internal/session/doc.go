@@ -15,5 +15,6 @@
 // function. The package knows nothing of HTTP or terminals: the offline
 // CLI and the web server both drive it (built by internal/app), and what
 // it hands them are its own view types (view.go), whose JSON is a
-// contract: nothing of the store's or the engine's.
+// contract: nothing of the store's, and of the engine's only its verdicts
+// (engine.Report, engine.SelfTestReport), which are views themselves.
 package session
