@@ -65,7 +65,7 @@ func TestOwnership(t *testing.T) {
 	if code, body, _ := do(t, ts.client, "GET", ts.URL+"/api/sessions/alice-1/streams/log?cursor="+strings.Repeat("9", 65), "", nil); code != http.StatusBadRequest || !strings.Contains(body, "cursor") {
 		t.Errorf("GET streams/log with a cursor of 65 characters: got %d %s, want 400 saying why", code, body)
 	}
-	for _, c := range ts.app.calls {
+	for _, c := range ts.app.learning.calls() {
 		if strings.Contains(c, "bob-1") {
 			t.Errorf("the application was called on bob's session: %q", c)
 		}

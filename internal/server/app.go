@@ -13,10 +13,11 @@ import (
 )
 
 // The server declares what it needs of oplab's application layer by who
-// calls it: a learner's pages (Learning), an instructor's (Classroom), every
-// request's sign-in (SignIns) and the operator's probes (Operations). It
-// holds no policy of its own: every method is one call into the layer the
-// CLI uses too.
+// calls it: a learner's pages (Learning), an instructor's (Classroom), the
+// sign-in forms and every signed-in request (SignIns), the web console
+// (Console), the live panels (Streams) and the operator's probes
+// (Operations). It holds no policy of its own: every method is one call
+// into the layer the CLI uses too.
 
 // Labs is the course as a learner browses it.
 type Labs interface {

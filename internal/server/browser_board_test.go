@@ -22,7 +22,7 @@ import (
 // each button on a real session.)
 func TestBrowserInstructorBoard(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
+	ts, _ := serveFake(t, app.config(Config{Console: fakeConsole{}, Web: web.FS}))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)
@@ -56,10 +56,8 @@ func TestBrowserInstructorBoard(t *testing.T) {
 	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded = true`)); err != nil {
 		t.Fatal(err)
 	}
-	app.classEvent("morning", "bob-1", func(s *SessionRef, c *board.Cell) {
-		s.State = "completed"
-		*c = board.Cell{Score: 5, Total: 5, Passed: true, Hints: 1}
-	}, Update{Kind: "recovered", Exercise: "delete-primary", Message: "recovered"})
+	app.classEvent("morning", "bob-1", "completed", board.Cell{Score: 5, Total: 5, Passed: true, Hints: 1},
+		Update{Kind: "recovered", Exercise: "delete-primary", Message: "recovered"})
 	sh.step(t, ctx, "the row changes live",
 		textContains(`#grid-body tr[data-session="bob-1"] .state`, "completed"),
 		textContains(`#grid-body tr[data-session="bob-1"] td.passed-count`, "1"),

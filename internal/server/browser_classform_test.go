@@ -17,7 +17,7 @@ import (
 // the other fields as typed.
 func TestBrowserClassFormOrdersLabs(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
+	ts, _ := serveFake(t, app.config(Config{Console: fakeConsole{}, Web: web.FS}))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)
@@ -44,9 +44,7 @@ func TestBrowserClassFormOrdersLabs(t *testing.T) {
 	want := "create noon [rbac failover] 12 45m"
 	var calls []string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		app.mu.Lock()
-		calls = slices.Clone(app.calls)
-		app.mu.Unlock()
+		calls = app.classroom.calls()
 		if slices.ContainsFunc(calls, func(c string) bool { return strings.HasPrefix(c, "create ") }) {
 			break
 		}

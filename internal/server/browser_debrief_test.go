@@ -18,7 +18,7 @@ import (
 // operator's log as they stood at that moment (the fake debrief's).
 func TestBrowserDebriefScrubber(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
+	ts, _ := serveFake(t, app.config(Config{Console: fakeConsole{}, Web: web.FS}))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)

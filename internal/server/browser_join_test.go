@@ -20,7 +20,7 @@ import (
 // with the session the first started.
 func TestBrowserJoinsAClass(t *testing.T) {
 	app := newFakeApp()
-	ts, _ := serveFake(t, parts(Config{Console: fakeConsole{}, Web: web.FS}, app))
+	ts, _ := serveFake(t, app.config(Config{Console: fakeConsole{}, Web: web.FS}))
 
 	var errs browsertest.Errors
 	ctx := browser(t, errs.Listen)
@@ -58,7 +58,7 @@ func TestBrowserJoinsAClass(t *testing.T) {
 		t.Errorf("labs shown: got %v, want %v", got, want)
 	}
 	// The learner starts rbac (the lab page's Start is tested on its own).
-	if _, err := app.Start(t.Context(), "learner-1", "rbac", "en", func(Update) {}); err != nil {
+	if _, err := app.learning.Start(t.Context(), "learner-1", "rbac", "en", func(Update) {}); err != nil {
 		t.Fatal(err)
 	}
 

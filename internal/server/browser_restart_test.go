@@ -13,11 +13,14 @@ import (
 // live log reconnects by itself and, the stream having started over,
 // shows each line once rather than twice; lines after the restart arrive.
 func TestBrowserLogAfterServerRestart(t *testing.T) {
-	app := newScriptedApp()
-	app.sessions = map[string]*SessionRef{"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "ready"}}
-	app.streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready")
-	app.streams.log("info", "PostgresCluster/default/prod-db", "in sync, nothing to do")
-	ts, s := serveFake(t, parts(Config{Console: fakeConsole{}, Streams: app.streams, Web: web.FS}, app))
+	app, streams := newFakeApp(), newFakeStreams()
+	lab := newScriptedLearning(app.learning, streams)
+	lab.sessions = map[string]*SessionRef{"alice-1": {ID: "alice-1", Learner: "local", Lab: "failover", State: "ready"}}
+	streams.log("info", "PostgresCluster/default/prod-db", "reconcile: 3/3 replicas ready")
+	streams.log("info", "PostgresCluster/default/prod-db", "in sync, nothing to do")
+	cfg := app.config(Config{Console: fakeConsole{}, Streams: streams, Web: web.FS})
+	cfg.Learning = lab
+	ts, s := serveFake(t, cfg)
 	ctx := browser(t, nil)
 	sh := newShots(t, "log-restart")
 	count := `document.querySelectorAll('#log li').length`
@@ -25,9 +28,9 @@ func TestBrowserLogAfterServerRestart(t *testing.T) {
 		chromedp.Navigate(s.SignInURL(ts.URL)),
 		chromedp.Navigate(ts.URL+"/labs/failover"),
 		chromedp.Poll[chromedp.Void](count+` === 2`))
-	app.streams.restart()
+	streams.restart()
 	time.Sleep(time.Second) // the page notices the drop and reconnects
-	app.streams.log("info", "PostgresCluster/default/prod-db", "after the restart")
+	streams.log("info", "PostgresCluster/default/prod-db", "after the restart")
 	sh.step(t, ctx, "after the restart, each line once",
 		textContains("#log", "after the restart"),
 		sh.take("log-after-restart"))

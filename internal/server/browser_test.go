@@ -38,10 +38,13 @@ func textContains(sel, want string) chromedp.Action[chromedp.Void] {
 // scripted application: every control, panel and stream of the page, in
 // the browser's own JavaScript engine, under the page's CSP.
 func TestBrowserPlaysTheLab(t *testing.T) {
-	app := newScriptedApp()
-	app.failStarts = 1
-	app.sessions = map[string]*SessionRef{"bob-1": {ID: "bob-1", Learner: "bob", Lab: "failover", State: "ready"}}
-	ts, s := serveFake(t, parts(Config{Console: fakeConsole{}, Streams: app.streams, Web: web.FS}, app))
+	app := newFakeApp()
+	lab := newScriptedLearning(app.learning, newFakeStreams())
+	lab.failStarts = 1
+	lab.sessions = map[string]*SessionRef{"bob-1": {ID: "bob-1", Learner: "bob", Lab: "failover", State: "ready"}}
+	cfg := app.config(Config{Console: fakeConsole{}, Streams: lab.streams, Web: web.FS})
+	cfg.Learning = lab
+	ts, s := serveFake(t, cfg)
 
 	var (
 		mu   sync.Mutex
@@ -140,8 +143,8 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains("#quiz-form .standing", "Your first submission is your grade."),
 		chromedp.Click(`#quiz-form button[type="submit"]`),
 		textContains("#quiz-form .score", "Answer every question before you submit."))
-	if calls := strings.Join(app.calls, "\n"); strings.Contains(calls, "answer alice-2") {
-		t.Errorf("an unanswered quiz was sent: got calls %q", app.calls)
+	if calls := lab.calls(); strings.Contains(strings.Join(calls, "\n"), "answer alice-2") {
+		t.Errorf("an unanswered quiz was sent: got calls %q", calls)
 	}
 	sh.step(t, ctx, "answer the quiz",
 		chromedp.Click(`#quiz-form input[value="a"]`),
@@ -151,8 +154,8 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains("#quiz-form .standing", "Your grade is final."),
 		chromedp.WaitVisible(`#quiz-form button[type="submit"][disabled]`),
 		sh.take("quiz"))
-	if !strings.Contains(strings.Join(app.calls, "\n"), "answer alice-2 map[q1:[a]]") {
-		t.Errorf("quiz answers sent: got calls %q, want q1=a", app.calls)
+	if calls := lab.calls(); !strings.Contains(strings.Join(calls, "\n"), "answer alice-2 map[q1:[a]]") {
+		t.Errorf("quiz answers sent: got calls %q, want q1=a", calls)
 	}
 	sh.step(t, ctx, "switch to Korean", chromedp.Click(`form.lang button`))
 	sh.step(t, ctx, "the page in Korean, the choice remembered",

@@ -43,9 +43,7 @@ func TestClassForms(t *testing.T) {
 		{"edit", ada, adaTok, "/api/classes/morning", edit(fakeClassVersion), "en", http.StatusOK, `"version":4`, "edit morning [failover] new-code=true reopen=false"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ts.app.mu.Lock()
-			ts.app.calls = nil
-			ts.app.mu.Unlock()
+			ts.app.classroom.forgetCalls()
 			h := map[string]string{"Content-Type": "application/json", "Accept-Language": tc.lang}
 			if tc.tok != "" {
 				h[csrfHeader] = tc.tok
@@ -54,9 +52,7 @@ func TestClassForms(t *testing.T) {
 			if code != tc.want || !strings.Contains(body, tc.wantBody) {
 				t.Errorf("got %d %s, want %d with %q", code, body, tc.want, tc.wantBody)
 			}
-			ts.app.mu.Lock()
-			calls := slices.Clone(ts.app.calls)
-			ts.app.mu.Unlock()
+			calls := ts.app.classroom.calls()
 			if tc.call != "" && !slices.Contains(calls, tc.call) || tc.call == "" && slices.ContainsFunc(calls, func(c string) bool {
 				return strings.HasPrefix(c, "create ") || strings.HasPrefix(c, "edit ")
 			}) {

@@ -21,11 +21,6 @@ import (
 // board's row here, mapped field by field, drifted from the one the
 // application decides (it lost `active`, and the board its buttons).
 type Classroom interface {
-	// SignInInstructor checks an instructor's name and password and
-	// records their sign-in (see SignIns). A wrong name or password is
-	// ErrBadCredentials; too many attempts, or too many being checked at
-	// once, a *Refusal with RefusalTooMany and when to retry.
-	SignInInstructor(ctx context.Context, cr Credentials) (*SignIn, error)
 	// Classes lists the classes the instructor runs, newest first.
 	Classes(ctx context.Context, in Instructor) ([]board.Class, error)
 	// CreateClass makes a class from its form; EditClass changes class

@@ -1,19 +1,21 @@
 // Package server is oplab's web server: the learner's pages rendered on the
 // server from the embedded templates, a JSON API under /api and live
 // streams over WebSockets, all behind a signed session cookie. It declares
-// the Application it needs and holds no policy of its own.
+// the interfaces it needs of the application layer and holds no policy of
+// its own.
 //
 // The server is a front end, a peer of the CLI: a handler parses the
 // request, checks who may make it, calls one method of the application
 // layer and renders what comes back. Which session an action means, how
 // an answer is graded, whether a class is full: each is decided below it,
 // once for both front ends. It does not import the application layer or
-// anything under it (cluster, engine, install, store, stream;
-// imports_test.go holds it to that). Instead it declares, by who calls
-// them, the small interfaces it needs (app.go, classroom.go, signin.go):
-// Learning (Labs, SessionViews, Exercises, Quizzes, Joining) for a
-// learner's pages, Classroom for an instructor's, SignIns for every
-// request's sign-in, Operations for /readyz, and the optional Console and
+// anything under it (imports_test.go allows the standard library, gin,
+// gorilla/websocket, golang.org/x/text and the leaf packages named below,
+// nothing else). Instead it declares, by who calls them, the small
+// interfaces it needs (app.go, classroom.go, signin.go): Learning (Labs,
+// SessionViews, Exercises, Quizzes, Joining) for a learner's pages,
+// Classroom for an instructor's, SignIns for the sign-in forms and every
+// signed-in request, Operations for /readyz, and the optional Console and
 // Streams. Errors cross as ErrNotFound, ErrConflict and ErrInvalid (and a
 // *Refusal with a reason the page says in the learner's language), so a
 // status is chosen without knowing the layer's errors.
@@ -44,18 +46,20 @@
 //   - classroom.go, classroom_api.go, classform.go, debrief.go: the
 //     instructor's dashboard, board, class forms and a session's replay
 //
-// Tests are in-process, with httptest, against an Application in memory
-// (fakeApp in fake_test.go; the instructor's side in fakeclass_test.go):
-// ownership and CSRF on every route (TestOwnership, TestCSRF), the
+// Tests are in-process, with httptest, against the application layer in
+// memory: one fake per interface, each with its own state (fakeLearning,
+// fakeClassroom, fakeSignIns, fakeConsole, fakeStreams), composed as the
+// real layer's parts share a store by fakeApp (fake_test.go): ownership and CSRF on every route (TestOwnership, TestCSRF), the
 // WebSocket's origin and writer (ws_test.go), every text in both languages
 // (i18n_test.go), the JSON convention (json_test.go). The browser_*_test.go
 // files drive the pages in headless Chromium (internal/browsertest) over
-// the same fakes or scriptedApp, a lab played in memory; they skip under
-// -short.
+// the same fakes, or scriptedLearning, a lab played in memory; they skip
+// under -short.
 //
-// The server imports internal/board, internal/frame, internal/quiz (views
-// that cross to the browser as they are), internal/jsonconv and
-// internal/metrics. internal/app/webapp implements its interfaces on the
+// Of oplab's packages the server imports internal/board, internal/frame,
+// internal/quiz (views that cross to the browser as they are),
+// internal/jsonconv and internal/metrics, and depends on no other but
+// quiz's locale and yamldoc. internal/app/webapp implements its interfaces on the
 // App and starts it with New; beyond it only a test imports the server
 // (internal/class's sign-in flood, which drives the real form).
 package server

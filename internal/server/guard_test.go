@@ -74,7 +74,7 @@ func TestCSRF(t *testing.T) {
 			t.Errorf("%s: got %d %s, want %d", tc.name, code, body, tc.want)
 		}
 	}
-	if n := strings.Count(strings.Join(ts.app.calls, "\n"), "check alice-1"); n != 2 {
+	if n := strings.Count(strings.Join(ts.app.learning.calls(), "\n"), "check alice-1"); n != 2 {
 		t.Errorf("checks run: got %d, want 2 (only the requests with the token)", n)
 	}
 	// A form without the token cannot switch the language, or sign out.
@@ -130,7 +130,7 @@ func TestCookieKeyPersistsAndIsPrivate(t *testing.T) {
 	}
 	// b is a restarted a: the same data dir, the same application (and
 	// so the same record of sign-ins).
-	b := newTestServerWith(t, data, func(c *Config) { *c = parts(*c, a.app) })
+	b := newTestServerWith(t, data, func(c *Config) { *c = a.app.config(*c) })
 	// a's cookie, sent to b.
 	u, _ := a.client.Jar.Cookies(mustURL(t, a.URL))[0], 0
 	code, _, _ := do(t, http.DefaultClient, "GET", b.URL+"/api/labs", "", map[string]string{"Cookie": sessionCookie + "=" + u.Value})
@@ -153,8 +153,8 @@ func TestGivenKeySharedByReplicas(t *testing.T) {
 	key := []byte("0123456789abcdef0123456789abcdef")
 	withKey := func(k []byte) func(*Config) { return func(c *Config) { c.Key = k } }
 	a := newTestServerWith(t, t.TempDir(), withKey(key))
-	b := newTestServerWith(t, t.TempDir(), func(c *Config) { *c = parts(*c, a.app); c.Key = key })
-	own := newTestServerWith(t, t.TempDir(), func(c *Config) { *c = parts(*c, a.app) })
+	b := newTestServerWith(t, t.TempDir(), func(c *Config) { *c = a.app.config(*c); c.Key = key })
+	own := newTestServerWith(t, t.TempDir(), func(c *Config) { *c = a.app.config(*c) })
 	cookie := a.client.Jar.Cookies(mustURL(t, a.URL))[0]
 	hdr := map[string]string{"Cookie": sessionCookie + "=" + cookie.Value}
 	if code, _, _ := do(t, http.DefaultClient, "GET", b.URL+"/api/labs", "", hdr); code != http.StatusOK {
@@ -166,7 +166,7 @@ func TestGivenKeySharedByReplicas(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.data, keyFile)); !os.IsNotExist(err) {
 		t.Errorf("a server given its key wrote one to its data directory (%v)", err)
 	}
-	_, err := New(parts(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts("127.0.0.1:1"), Learner: "local", Key: []byte("short")}, newFakeApp()))
+	_, err := New(newFakeApp().config(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts("127.0.0.1:1"), Learner: "local", Key: []byte("short")}))
 	if err == nil || !strings.Contains(err.Error(), "too short") {
 		t.Errorf("a short key: got %v, want a refusal", err)
 	}
@@ -180,7 +180,7 @@ func TestMetricsServedWhenGiven(t *testing.T) {
 		t.Errorf("GET /metrics: got %d, want 200 with oplab's metrics:\n%.300s", code, body)
 	}
 	bare := httptest.NewUnstartedServer(nil)
-	s, err := New(parts(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(bare.Listener.Addr().String()), Learner: "local"}, newFakeApp()))
+	s, err := New(newFakeApp().config(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(bare.Listener.Addr().String()), Learner: "local"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,8 +195,8 @@ func TestMetricsServedWhenGiven(t *testing.T) {
 func TestReadyz(t *testing.T) {
 	var ready error
 	ts := httptest.NewUnstartedServer(nil)
-	s, err := New(parts(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(ts.Listener.Addr().String()),
-		Learner: "local", Operations: readyFunc(func(context.Context) error { return ready })}, newFakeApp()))
+	s, err := New(newFakeApp().config(Config{Web: web.FS, DataDir: t.TempDir(), Hosts: Hosts(ts.Listener.Addr().String()),
+		Learner: "local", Operations: readyFunc(func(context.Context) error { return ready })}))
 	if err != nil {
 		t.Fatal(err)
 	}

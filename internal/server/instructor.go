@@ -30,7 +30,7 @@ func (s *Server) instructorLogin(c *gin.Context) {
 		s.render(c, http.StatusForbidden, "instructor_login.html", v)
 		return
 	}
-	in, err := s.cfg.Classroom.SignInInstructor(c.Request.Context(), Credentials{Client: c.RemoteIP(), Name: v.Name,
+	in, err := s.cfg.SignIns.SignInInstructor(c.Request.Context(), Credentials{Client: c.RemoteIP(), Name: v.Name,
 		Password: c.PostForm("password"), Device: s.deviceOf(c.Request)})
 	if err != nil {
 		code := status(err)

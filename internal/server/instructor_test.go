@@ -70,9 +70,7 @@ func TestInstructorSignIn(t *testing.T) {
 	if code, body := form(anon, "ada", "ada-password", true); code != http.StatusTooManyRequests || !strings.Contains(body, "Too many sign-in attempts. Try again in 6.0s") || retry != "6" {
 		t.Errorf("after %d wrong passwords: got %d with Retry-After %q, want 429 saying when to retry, and Retry-After 6", fakeWrongCodes, code, retry)
 	}
-	ts.app.mu.Lock()
-	clear(ts.app.wrong)
-	ts.app.mu.Unlock()
+	ts.app.signIns.forgetWrong()
 	if code, _, _ := do(t, anon, "GET", ts.URL+"/instructor", "", nil); code != http.StatusUnauthorized {
 		t.Errorf("dashboard before sign-in: got %d, want 401", code)
 	}
@@ -148,11 +146,11 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 			t.Errorf("%s %s %s: got %d, want %d", tc.who, tc.method, tc.path, code, tc.want)
 		}
 	}
-	if slices.ContainsFunc(ts.app.calls, func(c string) bool {
+	if slices.ContainsFunc(ts.app.classroom.calls(), func(c string) bool {
 		return strings.HasPrefix(c, "instructor reset") || strings.HasPrefix(c, "instructor end") ||
 			strings.HasPrefix(c, "instructor extend") || strings.HasPrefix(c, "close ")
 	}) {
-		t.Errorf("refused requests acted: %v", ts.app.calls)
+		t.Errorf("refused requests acted: %v", ts.app.classroom.calls())
 	}
 
 	// Without the CSRF token nothing is done; with it, ada acts on her
@@ -173,8 +171,8 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		if code, body, _ := do(t, tc.c, "POST", ts.URL+tc.path, "", map[string]string{csrfHeader: tc.tok}); code != http.StatusOK {
 			t.Errorf("POST %s: got %d %s, want 200", tc.path, code, body)
 		}
-		if !slices.Contains(ts.app.calls, tc.call) {
-			t.Errorf("POST %s: calls %v, want %q", tc.path, ts.app.calls, tc.call)
+		if calls := ts.app.classroom.calls(); !slices.Contains(calls, tc.call) {
+			t.Errorf("POST %s: calls %v, want %q", tc.path, calls, tc.call)
 		}
 	}
 	// Extending takes its time from the body, in milliseconds: ada gives
@@ -193,12 +191,12 @@ func TestInstructorRoutesRefuseOthers(t *testing.T) {
 		{ada, adaTok, "/api/classes/morning/sessions/bob-1/extend", `{"minutes": 15}`, http.StatusBadRequest, ""},
 		{ada, adaTok, "/api/classes/evening/sessions/bob-1/extend", `{"byMs": 900000}`, http.StatusForbidden, ""},
 	} {
-		before := len(ts.app.calls)
+		before := len(ts.app.classroom.calls())
 		if code, body, _ := do(t, tc.c, "POST", ts.URL+tc.path, tc.body, map[string]string{csrfHeader: tc.tok}); code != tc.want {
 			t.Errorf("POST %s %s: got %d %s, want %d", tc.path, tc.body, code, body, tc.want)
 		}
 		var got string
-		if calls := ts.app.calls[before:]; len(calls) > 0 {
+		if calls := ts.app.classroom.calls()[before:]; len(calls) > 0 {
 			got = calls[len(calls)-1]
 		}
 		if got != tc.call {

@@ -219,7 +219,7 @@ func TestJoinFormIsProtected(t *testing.T) {
 			t.Errorf("%s: the page does not say the form expired:\n%s", tt.name, body)
 		}
 	}
-	for _, call := range ts.app.calls {
+	for _, call := range ts.app.learning.calls() {
 		if strings.HasPrefix(call, "join") {
 			t.Errorf("the application was asked to join: %q", call)
 		}
@@ -274,7 +274,7 @@ func TestClassMembersReachOnlyTheirOwnSessions(t *testing.T) {
 			t.Errorf("dial %s: got %d, want %d", tc.path, code, tc.want)
 		}
 	}
-	for _, call := range ts.app.calls {
+	for _, call := range ts.app.learning.calls() {
 		if strings.Contains(call, aliceS) && strings.Contains(call, bobS) {
 			t.Errorf("a call mixes the two sessions: %q", call)
 		}
@@ -299,9 +299,7 @@ func TestStartRefusedByTheClass(t *testing.T) {
 		{"class closed", "rbac", "en", true, http.StatusUnauthorized, "sign in first", ""},
 	}
 	for _, tt := range tests {
-		ts.app.mu.Lock()
-		ts.app.classes["MORNING"].closed = tt.close
-		ts.app.mu.Unlock()
+		ts.app.classroom.setClosed("morning", tt.close)
 		code, body, _ := do(t, c, "POST", ts.URL+"/api/labs/"+tt.lab+"/start", "{}", map[string]string{csrfHeader: csrf, "Accept-Language": tt.lang})
 		var e struct{ Error, Reason string }
 		if code != tt.status || json.Unmarshal([]byte(body), &e) != nil || e.Error != tt.want || e.Reason != tt.reason {

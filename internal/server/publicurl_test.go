@@ -44,8 +44,8 @@ func TestPublicURLMakesCookiesSecure(t *testing.T) {
 	} {
 		t.Run(tt.public, func(t *testing.T) {
 			ts := httptest.NewUnstartedServer(nil)
-			cfg := parts(Config{Console: fakeConsole{}, Web: web.FS, DataDir: t.TempDir(),
-				Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", Metrics: metrics.New(metrics.Options{})}, newFakeApp())
+			cfg := newFakeApp().config(Config{Console: fakeConsole{}, Web: web.FS, DataDir: t.TempDir(),
+				Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", Metrics: metrics.New(metrics.Options{})})
 			if tt.public != "" {
 				u, err := ParsePublicURL(tt.public)
 				if err != nil {

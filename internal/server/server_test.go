@@ -13,7 +13,7 @@ import (
 	"oplab.dev/oplab/web"
 )
 
-// testServer is a server over fakeApp on a real listener, and a client
+// testServer is a server over the fakes on a real listener, and a client
 // signed in to it.
 type testServer struct {
 	*httptest.Server
@@ -42,8 +42,8 @@ func newTestServerWith(t *testing.T, data string, edit func(*Config)) *testServe
 	app := newFakeApp()
 	ts := httptest.NewUnstartedServer(nil)
 	m := metrics.New(metrics.Options{})
-	cfg := parts(Config{Console: fakeConsole{}, Web: web.FS, DataDir: data,
-		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m}, app)
+	cfg := app.config(Config{Console: fakeConsole{}, Web: web.FS, DataDir: data,
+		Hosts: Hosts(ts.Listener.Addr().String()), Learner: "local", MaxBody: 4096, Metrics: m})
 	if edit != nil {
 		edit(&cfg)
 	}

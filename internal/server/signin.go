@@ -26,6 +26,11 @@ type SignIns interface {
 	// SignInLearner records a sign-in of learner, whom the server has
 	// just let in (a join, a rejoin, the sign-in link).
 	SignInLearner(ctx context.Context, learner string) (*SignIn, error)
+	// SignInInstructor checks an instructor's name and password and
+	// records their sign-in. A wrong name or password is
+	// ErrBadCredentials; too many attempts, or too many being checked at
+	// once, a *Refusal with RefusalTooMany and when to retry.
+	SignInInstructor(ctx context.Context, cr Credentials) (*SignIn, error)
 	// SignedIn returns the sign-in id names as it stands now;
 	// ErrSignedOut when it was withdrawn or has expired.
 	SignedIn(ctx context.Context, id string) (*SignIn, error)

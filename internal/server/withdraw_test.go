@@ -81,7 +81,7 @@ func TestWithdrawnCookiesAreRefused(t *testing.T) {
 				c, csrf := ts.instructorSignIn(t, "ada", "ada-password")
 				return c, csrf, "/api/classes/morning/board"
 			},
-			func(t *testing.T, ts *testServer, _ *http.Client, _ string) { ts.app.removeInstructor("ada") }},
+			func(t *testing.T, ts *testServer, _ *http.Client, _ string) { ts.app.signIns.removeInstructor("ada") }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ts := newTestServer(t)
@@ -136,15 +136,15 @@ func TestAdminIsReadFromTheRecord(t *testing.T) {
 	if code := board(root, ""); code != http.StatusOK {
 		t.Fatalf("root (admin) on bob's class: got %d, want 200", code)
 	}
-	ts.app.setAdmin("root", false)
+	ts.app.signIns.setAdmin("root", false)
 	if code := board(root, ""); code != http.StatusForbidden {
 		t.Errorf("root demoted, same cookie: got %d, want 403", code)
 	}
-	ts.app.setAdmin("ada", true)
+	ts.app.signIns.setAdmin("ada", true)
 	if code := board(ada, ""); code != http.StatusOK {
 		t.Errorf("ada promoted, same cookie: got %d, want 200", code)
 	}
-	ts.app.setAdmin("ada", false)
+	ts.app.signIns.setAdmin("ada", false)
 
 	// ada's cookie with "a": true (where old cookies kept the flag),
 	// signed with the server's key.
@@ -210,7 +210,7 @@ func TestDeviceCookie(t *testing.T) {
 	forged, _ := cookiejar.New(nil)
 	forged.SetCookies(mustURL(t, ts.URL+devicePath), []*http.Cookie{{Name: deviceCookie, Value: bad, Path: devicePath}})
 	signIn(&http.Client{Jar: forged})
-	if got, want := ts.app.devicesSent(), []string{"", "ada", "", ""}; !slices.Equal(got, want) {
+	if got, want := ts.app.signIns.devicesSent(), []string{"", "ada", "", ""}; !slices.Equal(got, want) {
 		t.Errorf("devices sent with each sign-in: got %q, want %q (first, same browser, another, forged)", got, want)
 	}
 }
