@@ -23,10 +23,13 @@ type Web struct {
 	views map[string]*server.LabView // by lab and language
 }
 
+// Web is each interface the server consumes but Operations (the App's).
 var (
-	_ server.Application = (*Web)(nil)
-	_ server.Console     = (*Web)(nil)
-	_ server.Streams     = (*Web)(nil)
+	_ server.Learning  = (*Web)(nil)
+	_ server.Classroom = (*Web)(nil)
+	_ server.SignIns   = (*Web)(nil)
+	_ server.Console   = (*Web)(nil)
+	_ server.Streams   = (*Web)(nil)
 )
 
 // Options are the runtime's (see app.RuntimeOptions).
