@@ -35,11 +35,12 @@ import (
 // here, beside the limits they measure, so that the server's own tests
 // stay free of the layers below it.
 
-// classSignIns is the server's Application as far as sign-in goes, mapped
-// onto the class service as the web adapter maps it. Any other call
-// panics on the nil Application: the flood reaches nothing else.
+// classSignIns is the server's SignIns as far as an instructor's sign-in
+// goes, mapped onto the class service as the web adapter maps it. Any
+// other call, and any call of Learning or Classroom, panics on a nil
+// interface: the flood reaches nothing else.
 type classSignIns struct {
-	server.Application
+	server.SignIns
 	svc *class.Service
 }
 
@@ -97,7 +98,7 @@ func newFloodSite(tb testing.TB) *floodSite {
 		}
 	}
 	ts := httptest.NewUnstartedServer(nil)
-	srv, err := server.New(server.Config{Learning: classSignIns{svc: svc}, Classroom: classSignIns{svc: svc}, SignIns: classSignIns{svc: svc}, Web: web.FS, DataDir: data,
+	srv, err := server.New(server.Config{Learning: struct{ server.Learning }{}, Classroom: struct{ server.Classroom }{}, SignIns: classSignIns{svc: svc}, Web: web.FS, DataDir: data,
 		Hosts: server.Hosts(ts.Listener.Addr().String()), Learner: "local"})
 	if err != nil {
 		tb.Fatal(err)

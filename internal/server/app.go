@@ -97,14 +97,6 @@ type Operations interface {
 	Ready(ctx context.Context) error
 }
 
-// Application is the whole layer as one adapter provides it; Config takes
-// it by part.
-type Application interface {
-	Learning
-	Classroom
-	SignIns
-}
-
 // Member is a learner of a class, who signs in as Learner.
 type Member struct {
 	Learner string
@@ -204,8 +196,8 @@ type Update struct {
 	Data     any       `json:"data,omitempty"`
 }
 
-// Errors an Application wraps its own in, so the server can answer with
-// the right status without knowing the layer's errors.
+// Errors the application layer wraps its own in, so the server can answer
+// with the right status without knowing the layer's errors.
 var (
 	// ErrNotFound: no such lab or session (404).
 	ErrNotFound = errors.New("not found")

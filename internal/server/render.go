@@ -107,7 +107,7 @@ var refusalStatus = map[string]int{
 	RefusalNotInClass: http.StatusForbidden,
 }
 
-// status maps an Application error to an HTTP status.
+// status maps an application layer's error to an HTTP status.
 func status(err error) int {
 	var r *Refusal
 	if errors.As(err, &r) {

@@ -22,7 +22,7 @@ import (
 // Config is what the server needs.
 type Config struct {
 	// Learning, Classroom and SignIns are the application layer, by who
-	// calls it (one Application may be all three).
+	// calls it (one value may be all three, as internal/app/webapp.Web is).
 	Learning  Learning
 	Classroom Classroom
 	SignIns   SignIns

@@ -29,20 +29,23 @@ type streamSite struct {
 	cookie string // the signed-in local learner's
 }
 
-// streamApp is the application as far as the stream route asks it: a
-// sign-in that holds and a session of the local learner. Any other call
-// panics (a nil interface): the route makes none.
-type streamApp struct{ server.Application }
+// streamSignIns and streamLearning are the application as far as the
+// stream route asks it: a sign-in that holds and a session of the local
+// learner. Any other call panics (a nil interface): the route makes none.
+type (
+	streamSignIns  struct{ server.SignIns }
+	streamLearning struct{ server.Learning }
+)
 
-func (streamApp) SignInLearner(_ context.Context, learner string) (*server.SignIn, error) {
+func (streamSignIns) SignInLearner(_ context.Context, learner string) (*server.SignIn, error) {
 	return &server.SignIn{ID: "si-1", Learner: learner}, nil
 }
 
-func (streamApp) SignedIn(_ context.Context, id string) (*server.SignIn, error) {
+func (streamSignIns) SignedIn(_ context.Context, id string) (*server.SignIn, error) {
 	return &server.SignIn{ID: id, Learner: app.LocalLearner}, nil
 }
 
-func (streamApp) Session(_ context.Context, id string) (*server.SessionRef, error) {
+func (streamLearning) Session(_ context.Context, id string) (*server.SessionRef, error) {
 	return &server.SessionRef{ID: id, Learner: app.LocalLearner, Lab: "failover", State: "ready", Active: true}, nil
 }
 
@@ -61,8 +64,7 @@ func (h hubStreams) Subscribe(ctx context.Context, id, name string, from server.
 func newStreamSite(tb testing.TB, hub *stream.Hub) *streamSite {
 	tb.Helper()
 	ts := httptest.NewUnstartedServer(nil)
-	a := streamApp{}
-	srv, err := server.New(server.Config{Learning: a, Classroom: a, SignIns: a, Streams: hubStreams{hub}, Web: web.FS,
+	srv, err := server.New(server.Config{Learning: streamLearning{}, Classroom: struct{ server.Classroom }{}, SignIns: streamSignIns{}, Streams: hubStreams{hub}, Web: web.FS,
 		DataDir: tb.TempDir(), Hosts: server.Hosts(ts.Listener.Addr().String()), Learner: app.LocalLearner})
 	if err != nil {
 		tb.Fatal(err)
