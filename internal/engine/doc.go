@@ -14,8 +14,9 @@
 // nothing of HTTP, terminals, storage or learners, and keeps no record of
 // an exercise between calls. What must outlive a call (when an attempt
 // began, T0, the primary chaos removed) is kept in an Attempt, plain data
-// the caller persists and hands back. The lab files themselves are package lab's; an
-// action or check kind is declared there and carried out here.
+// the caller persists and hands back. The lab files themselves are
+// package lab's: an action or check kind is declared there and carried out
+// here.
 //
 // A typical run of one exercise:
 //

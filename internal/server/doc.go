@@ -49,7 +49,8 @@
 // Tests are in-process, with httptest, against the application layer in
 // memory: one fake per interface, each with its own state (fakeLearning,
 // fakeClassroom, fakeSignIns, fakeConsole, fakeStreams), composed as the
-// real layer's parts share a store by fakeApp (fake_test.go): ownership and CSRF on every route (TestOwnership, TestCSRF), the
+// real layer's parts share a store by fakeApp (fake_test.go). They hold
+// ownership and CSRF on every route (TestOwnership, TestCSRF), the
 // WebSocket's origin and writer (ws_test.go), every text in both languages
 // (i18n_test.go), the JSON convention (json_test.go). The browser_*_test.go
 // files drive the pages in headless Chromium (internal/browsertest) over
@@ -59,7 +60,7 @@
 // Of oplab's packages the server imports internal/board, internal/frame,
 // internal/quiz (views that cross to the browser as they are),
 // internal/jsonconv and internal/metrics, and depends on no other but
-// quiz's locale and yamldoc. internal/app/webapp implements its interfaces on the
-// App and starts it with New; beyond it only a test imports the server
-// (internal/class's sign-in flood, which drives the real form).
+// quiz's locale and yamldoc. internal/app/webapp implements its interfaces
+// on the App and starts it with New; beyond it only a test imports the
+// server (internal/class's sign-in flood, which drives the real form).
 package server
