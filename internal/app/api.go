@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/lab"
@@ -16,7 +17,7 @@ import (
 // The App's methods are the whole application layer both front ends call:
 // the CLI and the web adapter reach its parts (sessions, course, clusters,
 // classes) through these and nothing else. Their results are the views of
-// the packages below (session.Status, quiz.View, class.Class ...), which
+// the packages below (session.Status, quiz.View, board.Class ...), which
 // hold no credentials and no handles on the parts.
 
 // ---- sessions --------------------------------------------------------------
@@ -182,28 +183,36 @@ func (a *App) SignedIn(ctx context.Context, id string) (*class.SignIn, error) {
 func (a *App) SignOut(ctx context.Context, id string) error { return a.classes.SignOut(ctx, id) }
 
 // Classes lists the classes actor may see, newest first.
-func (a *App) Classes(ctx context.Context, actor class.Actor) ([]class.Class, error) {
-	return a.classes.List(ctx, actor)
+func (a *App) Classes(ctx context.Context, actor class.Actor) ([]board.Class, error) {
+	cs, err := a.classes.List(ctx, actor)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]board.Class, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, classView(c))
+	}
+	return out, nil
 }
 
 // Class returns class name.
-func (a *App) Class(ctx context.Context, actor class.Actor, name string) (*class.Class, error) {
-	return a.classes.Get(ctx, actor, name)
+func (a *App) Class(ctx context.Context, actor class.Actor, name string) (*board.Class, error) {
+	return viewOf(a.classes.Get(ctx, actor, name))
 }
 
 // CreateClass makes a class.
-func (a *App) CreateClass(ctx context.Context, actor class.Actor, sp class.Spec) (*class.Class, error) {
-	return a.classes.Create(ctx, actor, sp)
+func (a *App) CreateClass(ctx context.Context, actor class.Actor, sp class.Spec) (*board.Class, error) {
+	return viewOf(a.classes.Create(ctx, actor, sp))
 }
 
 // EditClass changes a class.
-func (a *App) EditClass(ctx context.Context, actor class.Actor, name string, ch class.Changes) (*class.Class, error) {
-	return a.classes.Edit(ctx, actor, name, ch)
+func (a *App) EditClass(ctx context.Context, actor class.Actor, name string, ch class.Changes) (*board.Class, error) {
+	return viewOf(a.classes.Edit(ctx, actor, name, ch))
 }
 
 // CloseClass closes a class to every learner.
-func (a *App) CloseClass(ctx context.Context, actor class.Actor, name string) (*class.Class, error) {
-	return a.classes.Close(ctx, actor, name)
+func (a *App) CloseClass(ctx context.Context, actor class.Actor, name string) (*board.Class, error) {
+	return viewOf(a.classes.Close(ctx, actor, name))
 }
 
 // ExportClass writes a class's results as CSV.

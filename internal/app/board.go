@@ -39,7 +39,7 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 	if err != nil {
 		return nil, err
 	}
-	b := &board.View{Class: ClassView(*c), At: time.Now()}
+	b := &board.View{Class: classView(*c), At: time.Now()}
 	col := map[string]int{}
 	for _, id := range c.Labs {
 		l, err := a.course.Lab(id)
@@ -96,11 +96,21 @@ func (a *App) Board(ctx context.Context, actor class.Actor, name string, lang lo
 	return b, nil
 }
 
-// ClassView is class c as the instructor's pages show it.
-func ClassView(c class.Class) board.Class {
-	return board.Class{Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
+// classView is class c as both front ends show it: the one view of a
+// class (the class service's own Class holds the store's record).
+func classView(c class.Class) board.Class {
+	return board.Class{ID: c.ID, Name: c.Name, Labs: c.Labs, JoinCode: c.JoinCode, Members: c.Members, Capacity: c.Capacity,
 		Owner: c.Owner, State: c.State, Opens: c.Opens, Closes: c.Closes, TimeLimit: jsonconv.Duration(c.TimeLimit), Closed: c.Closed,
-		Version: c.Version, Warm: maps.Clone(c.Warm)}
+		Version: c.Version, Warm: maps.Clone(c.Warm), Created: c.Created, Updated: c.Updated}
+}
+
+// viewOf is classView of what a class service call returned.
+func viewOf(c *class.Class, err error) (*board.Class, error) {
+	if err != nil {
+		return nil, err
+	}
+	v := classView(*c)
+	return &v, nil
 }
 
 // capacityView is what the board shows of admission's reading of the

@@ -66,7 +66,7 @@ func (a *App) Start(ctx context.Context, o session.StartOptions, progress sessio
 	if err != nil {
 		return nil, err
 	}
-	o.TimeLimit = adm.TimeLimit
+	o.TimeLimit = adm.TimeLimit.Duration()
 	if adm.Warm > 0 {
 		o.Pool = ClassPool(adm.ClassID) // else the server's pool, if any
 	}

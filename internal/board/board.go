@@ -3,7 +3,8 @@
 // exercise, a row per member and the machine's room. The application
 // layer (app.App.Board) decides every field; the web server renders the
 // same value into the board page and /api/classes/:name/board, and
-// board.js draws it (docs/api.md lists its keys).
+// board.js draws it (docs/api.md lists its keys). Its Class is the one
+// view of a class, which the CLI prints too (`oplab class show -o json`).
 //
 // It is a package of its own, holding nothing but these views, so that
 // both may import it: the server may not import the application layer,
@@ -31,9 +32,11 @@ type View struct {
 	Capacity *Capacity `json:"capacity,omitempty"`
 }
 
-// Class is a class as the instructor's pages show it: a line of their
-// list, the answer to a create or an edit, the head of its board.
+// Class is a class as an instructor sees it, in a page (a line of their
+// list, the answer to a create or an edit, the head of its board) and in
+// `oplab class ... -o json`: the one view of a class.
 type Class struct {
+	ID       string   `json:"id"`
 	Name     string   `json:"name"`
 	Labs     []string `json:"labs"`
 	JoinCode string   `json:"joinCode"`
@@ -50,7 +53,9 @@ type Class struct {
 	// showed).
 	Version int64 `json:"version"`
 	// Warm is how many sessions of each lab the class keeps started ahead.
-	Warm map[string]int `json:"warm,omitempty"`
+	Warm    map[string]int `json:"warm,omitempty"`
+	Created time.Time      `json:"created"`
+	Updated time.Time      `json:"updated"`
 }
 
 // Column is one exercise of one of the class's labs.

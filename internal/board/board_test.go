@@ -31,9 +31,9 @@ func TestJSON(t *testing.T) {
 		want string
 	}{
 		{"a class", Class{Name: "morning", TimeLimit: jsonconv.Duration(45 * time.Minute)},
-			`{"name":"morning","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","timeLimitMs":2700000,"closed":false,"version":0}`},
+			`{"id":"","name":"morning","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","timeLimitMs":2700000,"closed":false,"version":0,"created":"0001-01-01T00:00:00Z","updated":"0001-01-01T00:00:00Z"}`},
 		{"a class without a limit", Class{Name: "evening"},
-			`{"name":"evening","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0}`},
+			`{"id":"","name":"evening","labs":null,"joinCode":"","members":0,"capacity":0,"owner":"","state":"","closed":false,"version":0,"created":"0001-01-01T00:00:00Z","updated":"0001-01-01T00:00:00Z"}`},
 		{"a column", Column{Lab: "failover", Exercise: "delete-primary", Title: "Delete the primary", TimeLimit: jsonconv.Duration(5 * time.Minute)},
 			`{"lab":"failover","exercise":"delete-primary","title":"Delete the primary","timeLimitMs":300000}`},
 		{"a column without a limit", Column{Lab: "rbac", Exercise: "verbs"},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -351,7 +352,7 @@ func TestAdmitAndLink(t *testing.T) {
 		t.Errorf("admit an unknown learner: got %v, want ErrNotFound", err)
 	}
 	adm, err := f.svc.Admit(ctx, j.Learner, "failover")
-	if err != nil || adm.ClassID != c.ID || adm.TimeLimit != time.Hour {
+	if err != nil || adm.ClassID != c.ID || adm.TimeLimit.Duration() != time.Hour {
 		t.Fatalf("admit: got %+v, %v; want class %s, limit 1h", adm, err, c.ID)
 	}
 	sess := &store.Session{ID: "s1", Learner: j.Learner, Lab: "failover", Cluster: "c1", Provider: "embedded", State: "ready"}
@@ -479,6 +480,18 @@ func TestParseWarm(t *testing.T) {
 		}
 		if !maps.Equal(got, tc.want) {
 			t.Errorf("%v: got %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestJSONConvention: what the class service hands out with JSON keys
+// keeps docs/api.md's convention (see jsonconv.Check): a time limit or a
+// time to recovery in ...Ms, never in nanoseconds.
+func TestJSONConvention(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{Joined{}, Admission{}, Row{}, Member{}} {
+		for _, err := range jsonconv.Check(v) {
+			t.Errorf("%T: %v", v, err)
 		}
 	}
 }

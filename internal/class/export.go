@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/store"
 )
@@ -28,9 +29,9 @@ type Row struct {
 	Passed bool `json:"passed"`
 	// T0 is when the fault was confirmed in effect, T1 when every goal
 	// first passed after it; Recovery is T1 − T0.
-	T0       time.Time     `json:"t0,omitzero"`
-	T1       time.Time     `json:"t1,omitzero"`
-	Recovery time.Duration `json:"recoveryNs,omitempty"`
+	T0       time.Time         `json:"t0,omitzero"`
+	T1       time.Time         `json:"t1,omitzero"`
+	Recovery jsonconv.Duration `json:"recoveryMs,omitempty"`
 	// Hints is how many of the exercise's hints the learner saw: the
 	// deepest one reached, so a hint seen again after a reset counts once.
 	Hints int `json:"hints"`
@@ -76,7 +77,7 @@ func (r Row) record() []string {
 	}
 	rec[6], rec[7] = csvTime(r.T0), csvTime(r.T1)
 	if r.Recovery > 0 {
-		rec[8] = strconv.FormatFloat(r.Recovery.Seconds(), 'f', 3, 64)
+		rec[8] = strconv.FormatFloat(r.Recovery.Duration().Seconds(), 'f', 3, 64)
 	}
 	if r.QuizTotal > 0 {
 		rec[10], rec[11] = strconv.Itoa(r.QuizScore), strconv.Itoa(r.QuizTotal)

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
 
@@ -25,7 +26,7 @@ type Joined struct {
 	Class   string   `json:"class"`
 	Labs    []string `json:"labs"`
 	// TimeLimit caps each session of the class; zero means none.
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	TimeLimit jsonconv.Duration `json:"timeLimitMs,omitempty"`
 	// RejoinCode is the learner's personal code to get back in from
 	// another device. Join sets it, once: it is not stored and cannot be
 	// shown again.
@@ -167,7 +168,7 @@ func (s *Service) windowOpen(c store.Class) error {
 }
 
 func joined(c store.Class, m store.Member) *Joined {
-	return &Joined{Learner: m.ID, Name: m.Name, ClassID: c.ID, Class: c.Name, Labs: c.Labs, TimeLimit: c.TimeLimit}
+	return &Joined{Learner: m.ID, Name: m.Name, ClassID: c.ID, Class: c.Name, Labs: c.Labs, TimeLimit: jsonconv.Duration(c.TimeLimit)}
 }
 
 // cleanDisplayName trims a display name and checks it is printable and
@@ -187,8 +188,8 @@ func cleanDisplayName(name string) (string, error) {
 
 // Admission is what a learner's new session in their class gets.
 type Admission struct {
-	ClassID   string        `json:"classId"`
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	ClassID   string            `json:"classId"`
+	TimeLimit jsonconv.Duration `json:"timeLimitMs,omitempty"`
 	// Warm is how many sessions of the lab the class keeps started ahead.
 	Warm int `json:"warm,omitempty"`
 }
@@ -214,7 +215,7 @@ func (s *Service) Admit(ctx context.Context, learner, labID string) (*Admission,
 	if !slices.Contains(c.Labs, labID) {
 		return nil, fmt.Errorf("lab %q: %w %s (its labs: %s)", labID, ErrNotInClass, c.Name, strings.Join(c.Labs, ", "))
 	}
-	return &Admission{ClassID: c.ID, TimeLimit: c.TimeLimit, Warm: c.Warm[labID]}, nil
+	return &Admission{ClassID: c.ID, TimeLimit: jsonconv.Duration(c.TimeLimit), Warm: c.Warm[labID]}, nil
 }
 
 // Link records that session sessionID, started by a learner Admit

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
 )
@@ -25,7 +26,7 @@ type exerciseRecord struct {
 
 func (e *exerciseRecord) fill(r *Row) {
 	if e.result != nil {
-		r.Score, r.Total, r.Passed, r.Recovery = e.result.Score, e.result.Total, e.result.Passed, e.result.Recovery
+		r.Score, r.Total, r.Passed, r.Recovery = e.result.Score, e.result.Total, e.result.Passed, jsonconv.Duration(e.result.Recovery)
 	}
 	r.T0, r.T1, r.Hints = e.t0, e.t1, e.hints
 }

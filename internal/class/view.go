@@ -16,28 +16,16 @@ const (
 	StateFull      = "full"
 )
 
-// Class is a class as its instructor sees it.
+// Class is a class as the service hands it out: its stored record, with
+// the join code in it grouped for reading (FormatCode), how many joined,
+// and where it stands now. It is not JSON: the application layer makes
+// the one view of a class that the front ends show (board.Class).
 type Class struct {
-	ID   string   `json:"id"`
-	Name string   `json:"name"`
-	Labs []string `json:"labs"`
-	// JoinCode is the code learners join with, grouped for reading.
-	JoinCode  string        `json:"joinCode"`
-	Capacity  int           `json:"capacity"`
-	Members   int           `json:"members"`
-	Opens     time.Time     `json:"opens,omitzero"`
-	Closes    time.Time     `json:"closes,omitzero"`
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
-	// Warm is how many sessions of each lab are kept started ahead.
-	Warm   map[string]int `json:"warm,omitempty"`
-	Owner  string         `json:"owner"`
-	Closed bool           `json:"closed"`
+	store.Class
+	Members int
 	// State is where the class stands now: open, scheduled, ended, closed
 	// or full.
-	State   string    `json:"state"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
-	Version int64     `json:"version"`
+	State string
 }
 
 // Member is a learner of a class as the instructor sees them.
@@ -48,11 +36,9 @@ type Member struct {
 }
 
 func classView(c store.Class, members int, now time.Time) *Class {
-	return &Class{
-		ID: c.ID, Name: c.Name, Labs: c.Labs, JoinCode: FormatCode(c.JoinCode), Capacity: c.Capacity, Members: members,
-		Opens: c.Opens, Closes: c.Closes, TimeLimit: c.TimeLimit, Owner: c.Owner, Closed: c.Closed, Warm: maps.Clone(c.Warm),
-		State: state(c, members, now), Created: c.Created, Updated: c.Updated, Version: c.Version,
-	}
+	v := &Class{Class: c, Members: members, State: state(c, members, now)}
+	v.JoinCode, v.Warm = FormatCode(c.JoinCode), maps.Clone(c.Warm)
+	return v
 }
 
 // state is where c stands at now with members joined.

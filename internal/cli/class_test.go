@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/course"
 	"oplab.dev/oplab/internal/store"
@@ -133,11 +134,11 @@ func TestClassCommands(t *testing.T) {
 	}
 	out, err = cli("class", "show", "morning", "-o", "json")
 	var shown struct {
-		class.Class
+		board.Class
 		Learners []class.Member `json:"learners"`
 	}
 	if err != nil || json.Unmarshal([]byte(out), &shown) != nil || shown.Name != "morning" || shown.JoinCode != code[1] ||
-		len(shown.Learners) != 1 || shown.Learners[0].Learner != alice.Learner || shown.TimeLimit != 90*time.Minute {
+		len(shown.Learners) != 1 || shown.Learners[0].Learner != alice.Learner || shown.TimeLimit.Duration() != 90*time.Minute {
 		t.Errorf("show -o json: got %v\n%s", err, out)
 	}
 	out, _ = cli("class", "show", "morning")
@@ -149,9 +150,9 @@ func TestClassCommands(t *testing.T) {
 		t.Errorf("edit to more warm sessions than places: got %v, want refused", err)
 	}
 	out, err = cli("class", "edit", "morning", "--capacity", "1", "--new-code", "--warm", "failover=0,rbac=1", "-o", "json")
-	var edited class.Class
+	var edited board.Class
 	if err != nil || json.Unmarshal([]byte(out), &edited) != nil || edited.Capacity != 1 || edited.JoinCode == code[1] ||
-		edited.State != class.StateFull || len(edited.Labs) != 2 || edited.TimeLimit != 90*time.Minute ||
+		edited.State != class.StateFull || len(edited.Labs) != 2 || edited.TimeLimit.Duration() != 90*time.Minute ||
 		len(edited.Warm) != 1 || edited.Warm["rbac"] != 1 {
 		t.Errorf("edit: got %v\n%s", err, out)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 )
 
@@ -84,7 +85,7 @@ func newClassShowCmd(g *globals) *cobra.Command {
 			out := cmd.OutOrStdout()
 			if asJSON {
 				return writeJSON(out, struct {
-					*class.Class
+					*board.Class
 					Learners []class.Member `json:"learners"`
 				}{c, ms})
 			}
@@ -163,7 +164,7 @@ exercise has a row with empty results.`,
 }
 
 // printClass prints a class's settings.
-func printClass(w io.Writer, s style, c *class.Class) {
+func printClass(w io.Writer, s style, c *board.Class) {
 	fmt.Fprintf(w, "Class %s (%s)\n", s.bold(c.Name), c.State)
 	fmt.Fprintf(w, "  Join code:   %s\n", s.bold(c.JoinCode))
 	fmt.Fprintf(w, "  Labs:        %s\n", strings.Join(c.Labs, ", "))
@@ -187,7 +188,7 @@ func printClass(w io.Writer, s style, c *class.Class) {
 	fmt.Fprintf(w, "  Owner:       %s\n", c.Owner)
 }
 
-func places(c *class.Class) string {
+func places(c *board.Class) string {
 	if c.Capacity == 0 {
 		return fmt.Sprintf("%d (no cap)", c.Members)
 	}

@@ -24,7 +24,7 @@ func TestCLIStaysAFrontEnd(t *testing.T) {
 	allowed := []string{
 		"internal/app", "internal/app/webapp",
 		// The views the application layer returns.
-		"internal/session", "internal/quiz", "internal/class", "internal/locale", "internal/oplog",
+		"internal/session", "internal/quiz", "internal/class", "internal/board", "internal/locale", "internal/oplog",
 	}
 	for _, imp := range imports {
 		rest, ok := strings.CutPrefix(imp, "oplab.dev/oplab/")

@@ -21,30 +21,32 @@ type Instructor struct {
 
 // Class is a group of learners running the same labs in a time window.
 // The store does not interpret its rules (the class package owns them).
+// It is a row, not JSON: what a front end sees of a class is a view made
+// above the store.
 type Class struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+	ID   string
+	Name string
 	// Labs are lab ids in the order the class runs them.
-	Labs     []string `json:"labs"`
-	JoinCode string   `json:"-"`
+	Labs     []string
+	JoinCode string
 	// Capacity caps the members; zero means no cap.
-	Capacity int `json:"capacity"`
+	Capacity int
 	// Opens and Closes bound when learners may join; zero means no bound.
-	Opens  time.Time `json:"opens,omitzero"`
-	Closes time.Time `json:"closes,omitzero"`
+	Opens  time.Time
+	Closes time.Time
 	// TimeLimit caps each session of the class; zero means none.
-	TimeLimit time.Duration `json:"timeLimitNs,omitempty"`
+	TimeLimit time.Duration
 	// Warm is how many sessions of each lab to keep started ahead for
 	// the class's members; none when empty.
-	Warm map[string]int `json:"warm,omitempty"`
+	Warm map[string]int
 	// Owner is the name of the instructor who runs the class.
-	Owner   string    `json:"owner"`
-	Closed  bool      `json:"closed"`
-	Created time.Time `json:"created"`
-	Updated time.Time `json:"updated"`
+	Owner   string
+	Closed  bool
+	Created time.Time
+	Updated time.Time
 	// Version counts updates; UpdateClass fails with ErrConflict when the
 	// stored version is not the one the caller read.
-	Version int64 `json:"version"`
+	Version int64
 }
 
 // Member is a learner who joined a class. ID is the learner's identity

@@ -72,7 +72,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Owner != "ada" || c.Capacity != 5 || c.TimeLimit != 90*time.Minute || strings.Join(c.Labs, ",") != "failover" {
+	if c.Owner != "ada" || c.Capacity != 5 || c.TimeLimit.Duration() != 90*time.Minute || strings.Join(c.Labs, ",") != "failover" {
 		t.Errorf("the class created by the form: got %+v, want ada's, capacity 5, 90m, labs failover", c)
 	}
 	code := eval[string](t, ada, `document.querySelector('#classes tr[data-class="morning"] .code').textContent`)

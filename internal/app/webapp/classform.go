@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
@@ -30,8 +29,7 @@ func (w *Web) CreateClass(ctx context.Context, in server.Instructor, f server.Cl
 		return nil, classErr(err)
 	}
 	w.ClassesChanged() // its warm pool starts filling now
-	e := app.ClassView(*c)
-	return &e, nil
+	return c, nil
 }
 
 // EditClass changes a class to the dashboard's edit form, as `oplab class
@@ -52,8 +50,7 @@ func (w *Web) EditClass(ctx context.Context, in server.Instructor, name string, 
 		return nil, classErr(err)
 	}
 	w.ClassesChanged()
-	e := app.ClassView(*c)
-	return &e, nil
+	return c, nil
 }
 
 // classForm is f for the class service, its times read in the browser's

@@ -6,7 +6,6 @@ import (
 	"io"
 	"time"
 
-	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/server"
@@ -53,14 +52,7 @@ func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*ser
 // Classes lists the classes the instructor runs.
 func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]board.Class, error) {
 	cs, err := w.a.Classes(ctx, actor(in))
-	if err != nil {
-		return nil, classErr(err)
-	}
-	out := make([]board.Class, 0, len(cs))
-	for _, c := range cs {
-		out = append(out, app.ClassView(c))
-	}
-	return out, nil
+	return cs, classErr(err)
 }
 
 // Board is the class's board (see app.App.Board), handed to the server as
