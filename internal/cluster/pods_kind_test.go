@@ -13,10 +13,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,6 +23,7 @@ import (
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/console"
+	"oplab.dev/oplab/internal/netpolicy"
 	"oplab.dev/oplab/internal/operator/install"
 )
 
@@ -142,26 +141,43 @@ func TestKindPodsProvider(t *testing.T) {
 
 	// The network wall, as the policies say it. kind's bridge CNI built
 	// here enforces no NetworkPolicy, so the rule is checked by evaluating
-	// the policies the host cluster holds against the real pods: only a
-	// pod with the server's labels reaches a cell's API port.
+	// the policies the host cluster holds, by the API's rules (package
+	// netpolicy), against the real pods and namespaces: only a pod with the
+	// server's labels in the server's namespace (here the cells', as the
+	// provider was told no other) reaches a cell's API port, and a cell
+	// reaches nothing.
 	policies, err := host.Client.NetworkingV1().NetworkPolicies(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := map[string]string{"app.kubernetes.io/name": "oplab", "app.kubernetes.io/component": "server"}
-	for _, to := range cells.Items {
-		if !ingressAllowed(policies.Items, server, to.Labels, 6443) {
-			t.Errorf("the server cannot reach %s's API port", to.Name)
+	nsList, err := host.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	network := netpolicy.Network{Namespaces: map[string]map[string]string{}, Policies: policies.Items}
+	for _, n := range nsList.Items {
+		network.Namespaces[n.Name] = n.Labels
+	}
+	server := netpolicy.Endpoint{Namespace: ns, Labels: cluster.PodsServerLabels(), IP: "10.244.0.250"}
+	elsewhere := netpolicy.Endpoint{Namespace: "default", Labels: cluster.PodsServerLabels(), IP: "10.244.0.251"}
+	stranger := netpolicy.Endpoint{Namespace: ns, Labels: map[string]string{"app": "anything"}, IP: "10.244.0.252"}
+	allows := func(what string, from, to netpolicy.Endpoint, port netpolicy.Port, want bool) {
+		t.Helper()
+		if got, err := network.Allows(from, to, port); err != nil || got != want {
+			t.Errorf("%s: got allowed %v (%v), want %v", what, got, err, want)
 		}
-		if ingressAllowed(policies.Items, map[string]string{"app": "anything"}, to.Labels, 6443) {
-			t.Errorf("an unlabelled pod reaches %s", to.Name)
-		}
-		for _, from := range cells.Items {
-			if from.Name == to.Name {
-				continue
-			}
-			if ingressAllowed(policies.Items, from.Labels, to.Labels, 6443) || egressAllowed(policies.Items, from.Labels) {
-				t.Errorf("cell %s reaches cell %s", from.Name, to.Name)
+	}
+	for _, pod := range cells.Items {
+		to := netpolicy.Pod(pod)
+		allows("the server to "+pod.Name+"'s API port", server, to, netpolicy.TCP(6443), true)
+		allows("the server to another port of "+pod.Name, server, to, netpolicy.TCP(2379), false)
+		allows("a pod with the server's labels in another namespace to "+pod.Name, elsewhere, to, netpolicy.TCP(6443), false)
+		allows("an unlabelled pod to "+pod.Name, stranger, to, netpolicy.TCP(6443), false)
+		allows(pod.Name+" to the server", to, server, netpolicy.TCP(8080), false)
+		allows(pod.Name+" to the host's API server", to, netpolicy.Outside("10.96.0.1"), netpolicy.TCP(443), false)
+		for _, other := range cells.Items {
+			if other.Name != pod.Name {
+				allows("cell "+other.Name+" to cell "+pod.Name, netpolicy.Pod(other), to, netpolicy.TCP(6443), false)
 			}
 		}
 	}
@@ -250,82 +266,6 @@ func TestKindPodsProvider(t *testing.T) {
 	if err := p.Delete(ctx, "ada"); !errors.Is(err, cluster.ErrNotFound) && !apierrors.IsNotFound(err) {
 		t.Errorf("second delete: got %v, want ErrNotFound", err)
 	}
-}
-
-// ingressAllowed says whether a pod labelled from (in the same namespace)
-// may open port on a pod labelled to, by the policies' rules: isolated
-// when any policy with Ingress selects it, then allowed when a rule of one
-// of those admits the peer and port.
-func ingressAllowed(policies []networkingv1.NetworkPolicy, from, to map[string]string, port int32) bool {
-	isolated := false
-	for _, np := range policies {
-		if !selects(np.Spec.PodSelector, to) || !hasType(np, networkingv1.PolicyTypeIngress) {
-			continue
-		}
-		isolated = true
-		for _, r := range np.Spec.Ingress {
-			if peerMatches(r.From, from) && portMatches(r.Ports, port) {
-				return true
-			}
-		}
-	}
-	return !isolated
-}
-
-// egressAllowed says whether a pod labelled from may send anything out.
-func egressAllowed(policies []networkingv1.NetworkPolicy, from map[string]string) bool {
-	isolated := false
-	for _, np := range policies {
-		if !selects(np.Spec.PodSelector, from) || !hasType(np, networkingv1.PolicyTypeEgress) {
-			continue
-		}
-		isolated = true
-		if len(np.Spec.Egress) > 0 {
-			return true
-		}
-	}
-	return !isolated
-}
-
-func selects(sel metav1.LabelSelector, l map[string]string) bool {
-	s, err := metav1.LabelSelectorAsSelector(&sel)
-	if err != nil {
-		panic(fmt.Sprintf("selector %v: %v", sel, err))
-	}
-	return s.Matches(labels.Set(l))
-}
-
-func hasType(np networkingv1.NetworkPolicy, t networkingv1.PolicyType) bool {
-	for _, pt := range np.Spec.PolicyTypes {
-		if pt == t {
-			return true
-		}
-	}
-	return false
-}
-
-func peerMatches(peers []networkingv1.NetworkPolicyPeer, l map[string]string) bool {
-	if len(peers) == 0 {
-		return true
-	}
-	for _, p := range peers {
-		if p.PodSelector != nil && p.NamespaceSelector == nil && p.IPBlock == nil && selects(*p.PodSelector, l) {
-			return true
-		}
-	}
-	return false
-}
-
-func portMatches(ports []networkingv1.NetworkPolicyPort, port int32) bool {
-	if len(ports) == 0 {
-		return true
-	}
-	for _, p := range ports {
-		if p.Port == nil || p.Port.IntVal == port {
-			return true
-		}
-	}
-	return false
 }
 
 func testConsoleInCell(t *testing.T, ctx context.Context, p *cluster.Provider, host, name string, admin kubernetes.Interface) {

@@ -16,7 +16,10 @@ import (
 	"io"
 	"log/slog"
 
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -191,6 +194,15 @@ func PodsServerLabels() map[string]string {
 	return pods.DefaultOptions(pods.Options{}).ServerLabels
 }
 
+// PodsCell returns the cell's pod (the StatefulSet's template, in o's
+// namespace) and the NetworkPolicy that the pods backend with o makes for
+// cluster name, without a host: for tests that evaluate the network wall
+// where the host's CNI does not enforce it (package netpolicy).
+func PodsCell(o PodsOptions, name string) (corev1.Pod, *networkingv1.NetworkPolicy) {
+	sts, np := pods.CellObjects(o, name)
+	return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Labels: sts.Spec.Template.Labels}, Spec: sts.Spec.Template.Spec}, np
+}
+
 // PodsCellLabels select every cell of the pods backend: what a
 // ResourceQuota's scope or a person's kubectl picks them by.
 func PodsCellLabels() map[string]string { return pods.CellLabels() }
@@ -273,13 +285,24 @@ func PodsFrom(h PodsHost, dataDir string) (PodsOptions, error) {
 			ns = DefaultPodsNamespace
 		}
 	}
+	// A server that reaches the cells by their Services runs in the host
+	// cluster, in a pod of its own namespace (client-go reads it in the
+	// pod): the cells' NetworkPolicy must name that namespace where it is
+	// not the cells' (the chart puts the cells in a namespace of their
+	// own), or a CNI that enforces it keeps the server out.
+	server := ""
+	if h.Reach == PodsReachService {
+		if own, _, err := cc.Namespace(); err == nil {
+			server = own
+		}
+	}
 	image := h.Image
 	if image == "" {
 		image = DefaultPodsImage
 	}
 	return PodsOptions{
 		Config: cfg, Namespace: ns, Image: image, DataDir: dataDir,
-		StorageClass: h.StorageClass, Reach: h.Reach,
+		StorageClass: h.StorageClass, Reach: h.Reach, ServerNamespace: server,
 	}, nil
 }
 
@@ -303,11 +326,11 @@ func (p *Provider) Close() error {
 	return nil
 }
 
-// Provider names for ProviderByName.
+// Provider names for ProviderByName: each backend's own.
 const (
-	ProviderEmbedded = "embedded"
-	ProviderKind     = "kind"
-	ProviderPods     = "pods"
+	ProviderEmbedded = embedded.Name
+	ProviderKind     = kind.Name
+	ProviderPods     = pods.Name
 )
 
 // Options configure whichever backend ProviderByName chooses: each takes

@@ -191,10 +191,21 @@ func (p *Provider) service(name string) *corev1.Service {
 	}
 }
 
+// CellObjects returns the StatefulSet (its template is the cell's pod)
+// and the NetworkPolicy that a backend with o makes for cluster name,
+// without a host: for tests that evaluate the network wall where no CNI
+// enforces it (package netpolicy).
+func CellObjects(o Options, name string) (*appsv1.StatefulSet, *networkingv1.NetworkPolicy) {
+	p := &Provider{opts: DefaultOptions(o)}
+	return p.statefulSet(name), p.networkPolicy(name)
+}
+
 // networkPolicy is the cell's network wall on a CNI that enforces policy:
 // only oplab's server pods reach the API port, and the cell reaches
 // nothing — a webhook or an aggregated API the learner points at the host
-// network, another learner or the server goes nowhere.
+// network, another learner or the server goes nowhere. Where the server
+// runs in another namespace than the cells (the chart's), the peer names
+// that namespace too: a podSelector alone would select the cells' own.
 func (p *Provider) networkPolicy(name string) *networkingv1.NetworkPolicy {
 	tcp := corev1.ProtocolTCP
 	from := networkingv1.NetworkPolicyPeer{
