@@ -160,7 +160,6 @@ type Usage struct {
 	Down []string `json:"down,omitempty"`
 }
 
-
 // CellConsole is implemented by backends whose clusters' cells run the
 // web console's commands (the pods backend).
 type CellConsole interface {

@@ -113,10 +113,14 @@ func New(o Options) (*Provider, error) {
 	return p, nil
 }
 
+// Name is the backend's name: its Info's, its clusters' Status.Provider,
+// and what oplab's --provider and the store call it.
+const Name = "embedded"
+
 // Info declares what embedded clusters can do.
 func (p *Provider) Info() providers.Info {
 	return providers.Info{
-		Name: "embedded",
+		Name: Name,
 		Capabilities: providers.Capabilities{
 			RealContainers: false,
 			LoadImages:     false,
@@ -553,7 +557,7 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 	}
 	s := providers.Status{
 		Name:       name,
-		Provider:   "embedded",
+		Provider:   Name,
 		Server:     url(st.Ports.APIServer, ""),
 		Kubeconfig: l.kubeconfig(),
 		Created:    st.Created,

@@ -111,13 +111,18 @@ func New(o Options) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Provider{o: o, dir: filepath.Join(data, "kind"), logger: logger}, nil
+	return &Provider{o: o, dir: filepath.Join(data, Name), logger: logger}, nil
 }
+
+// Name is the backend's name: its Info's, its clusters' Status.Provider,
+// its directory under the data directory, and what oplab's --provider and
+// the store call it.
+const Name = "kind"
 
 // Info declares what kind clusters can do.
 func (p *Provider) Info() providers.Info {
 	return providers.Info{
-		Name: "kind",
+		Name: Name,
 		Capabilities: providers.Capabilities{
 			RealContainers: true,
 			LoadImages:     true,

@@ -36,7 +36,7 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 	if err != nil {
 		return providers.Status{}, err
 	}
-	st := providers.Status{Name: name, Provider: "kind", Kubeconfig: p.kubeconfig(name)}
+	st := providers.Status{Name: name, Provider: Name, Kubeconfig: p.kubeconfig(name)}
 	healthy, detail := p.apiReady(ctx, name)
 	if rc, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig(name)); err == nil {
 		st.Server = rc.Host

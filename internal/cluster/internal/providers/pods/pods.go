@@ -150,10 +150,15 @@ func New(o Options) (*Provider, error) {
 	return &Provider{opts: o, cs: cs, tunnels: map[string]*tunnel{}, written: map[string]string{}}, nil
 }
 
+// Name is the backend's name: its Info's, its clusters' Status.Provider,
+// its directory under the data directory, and what oplab's --provider and
+// the store call it.
+const Name = "pods"
+
 // Info names the backend. Its clusters' pods are simulated by KWOK, as on
 // embedded; the reference operator runs in the cell's second container.
 func (p *Provider) Info() providers.Info {
-	return providers.Info{Name: "pods", Capabilities: providers.Capabilities{Disposable: true, CellOperator: true, CellConsole: true}}
+	return providers.Info{Name: Name, Capabilities: providers.Capabilities{Disposable: true, CellOperator: true, CellConsole: true}}
 }
 
 // ExecConsole runs one web console command in the cell's console container
@@ -472,7 +477,7 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 	if err != nil {
 		return providers.Status{}, fmt.Errorf("host cluster: %w", err)
 	}
-	st := providers.Status{Name: name, Provider: "pods", Created: sts.CreationTimestamp.UTC(), Server: p.server(name)}
+	st := providers.Status{Name: name, Provider: Name, Created: sts.CreationTimestamp.UTC(), Server: p.server(name)}
 	_, serr := p.cs.CoreV1().Secrets(ns).Get(ctx, adminSecret(name), metav1.GetOptions{})
 	kept := serr == nil
 	if kept {
@@ -512,7 +517,7 @@ func (p *Provider) Status(ctx context.Context, name string) (providers.Status, e
 }
 
 func (p *Provider) clusterDir(name string) string {
-	return filepath.Join(p.opts.DataDir, "pods", name)
+	return filepath.Join(p.opts.DataDir, Name, name)
 }
 
 func (p *Provider) kubeconfigPath(name string) string {
