@@ -39,16 +39,6 @@ func classErr(err error) error {
 	return webErr(err)
 }
 
-// SignInInstructor checks an instructor's name and password and records
-// their sign-in (see class.Service.SignInInstructor).
-func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*server.SignIn, error) {
-	si, err := w.a.SignInInstructor(ctx, class.Attempt{Client: cr.Client, Name: cr.Name, Password: cr.Password, Device: cr.Device})
-	if err != nil {
-		return nil, classErr(w.counted(err))
-	}
-	return signIn(si), nil
-}
-
 // Classes lists the classes the instructor runs.
 func (w *Web) Classes(ctx context.Context, in server.Instructor) ([]board.Class, error) {
 	cs, err := w.a.Classes(ctx, actor(in))
@@ -141,5 +131,3 @@ func (w *Web) CloseClass(ctx context.Context, in server.Instructor, name string)
 func (w *Web) Export(ctx context.Context, in server.Instructor, name string, out io.Writer) error {
 	return classErr(w.a.ExportClass(ctx, actor(in), name, out))
 }
-
-var _ server.Classroom = (*Web)(nil)

@@ -19,6 +19,16 @@ func (w *Web) SignInLearner(ctx context.Context, learner string) (*server.SignIn
 	return signIn(si), nil
 }
 
+// SignInInstructor checks an instructor's name and password and records
+// their sign-in (see class.Service.SignInInstructor).
+func (w *Web) SignInInstructor(ctx context.Context, cr server.Credentials) (*server.SignIn, error) {
+	si, err := w.a.SignInInstructor(ctx, class.Attempt{Client: cr.Client, Name: cr.Name, Password: cr.Password, Device: cr.Device})
+	if err != nil {
+		return nil, classErr(w.counted(err))
+	}
+	return signIn(si), nil
+}
+
 // SignedIn returns a sign-in as it stands now (see
 // class.Service.SignedIn).
 func (w *Web) SignedIn(ctx context.Context, id string) (*server.SignIn, error) {
