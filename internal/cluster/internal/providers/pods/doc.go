@@ -31,7 +31,8 @@
 //     which runs a console command in the cell (providers.CellConsole)
 //   - objects.go: the cell's StatefulSet, pod, Service and NetworkPolicy,
 //     and what the pod leaves out (no token of the host, no host path, no
-//     privilege, nothing out through the network)
+//     privilege, nothing out through the network); CellObjects gives the
+//     pod and policy without a host, for tests of the network wall
 //   - tunnel.go: the port forward (ReachPortForward), which follows a
 //     replaced pod on the same local port
 //   - room.go: Room, the host cluster's room for more cells as package
@@ -40,12 +41,15 @@
 // The package has no tests of its own: internal/cluster's tests drive it
 // through the façade. TestPodsRoom runs on an embedded cluster as the host;
 // TestKindPodsProvider (three learners' cells on a kind host: a deleted
-// pod comes back with the learner's objects, the NetworkPolicy holds,
-// Delete leaves nothing) and the BenchmarkKindPods* figures need kind and
-// are gated as every kind test (clustertest.NewPodsProvider). Beyond them,
-// TestKindSelfTestFailoverOnPods (internal/engine) runs a lab's self-test
-// on a cell, and TestKindChart (charts) serves one from the chart's own
-// replicas.
+// pod comes back with the learner's objects, Delete leaves nothing) and
+// the BenchmarkKindPods* figures need kind and are gated as every kind
+// test (clustertest.NewPodsProvider). The offline kind host's CNI enforces
+// no NetworkPolicy, so the network wall is evaluated by the API's rules
+// (internal/netpolicy): TestKindPodsProvider on the host's real policies
+// and pods, TestOplabChartNetworkWall (charts) on the chart's. Beyond
+// them, TestKindSelfTestFailoverOnPods (internal/engine) runs a lab's
+// self-test on a cell, and TestKindChart (charts) serves one from the
+// chart's own replicas.
 //
 // It calls the host's API server through client-go, internal/podexec (the
 // kubeconfig and the console, by exec), internal/admission (the Source it
