@@ -13,11 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 
-	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
 )
@@ -89,8 +89,8 @@ type App struct {
 	// classes runs instructors, classes and the learners who join them.
 	classes *class.Service
 
-	store   *store.SQLite
-	gate    *admission.Gate
+	store   *store.DB
+	gate    *room.Gate
 	dataDir string
 	log     *slog.Logger
 	cfg     Config

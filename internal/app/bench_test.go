@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -63,7 +63,7 @@ func BenchmarkStartFromWarmPool(b *testing.B) {
 
 // BenchmarkIdleClusterCost reports what admission measures one idle
 // failover session's cluster to cost (its processes' PSS and CPU over ten
-// seconds, through admission.Meter): the figures a start is admitted on.
+// seconds, through room.Meter): the figures a start is admitted on.
 // The time per op is of no interest.
 //
 //	go test -run '^$' -bench IdleClusterCost -benchtime 1x -count 3 ./internal/app/
@@ -80,11 +80,11 @@ func BenchmarkIdleClusterCost(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.sessions.Stop(ctx, st.ID, "the benchmark ended", nil)
-	m, err := admission.NewMeter(admission.MeterOptions{ClusterDir: filepath.Join(dir, "clusters")})
+	m, err := room.NewMeter(room.MeterOptions{ClusterDir: filepath.Join(dir, "clusters")})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var c admission.Cost
+	var c room.Cost
 	for b.Loop() {
 		time.Sleep(5 * time.Second) // past the start's last work
 		if _, err := m.Clusters(ctx); err != nil {
@@ -99,7 +99,7 @@ func BenchmarkIdleClusterCost(b *testing.B) {
 			c = x
 		}
 	}
-	b.ReportMetric(float64(c.Memory)/admission.MiB, "MiB/cluster")
+	b.ReportMetric(float64(c.Memory)/room.MiB, "MiB/cluster")
 	b.ReportMetric(c.CPU*1000, "millicores/cluster")
 }
 

@@ -34,7 +34,7 @@
 //   - api.go: the session, quiz, class and course calls, one line each
 //   - learners.go: what a class member sees and may start (Catalogue,
 //     Start), decided here for every front end
-//   - admission.go: the gate in front of starts (package admission), on
+//   - room.go: the gate in front of starts (package room), on
 //     the machine or, on the pods provider, the host cluster
 //   - runtime.go: Serve and the Runtime, its streams (Subscribe) and its
 //     console; leader.go: which replica does the background work
@@ -59,7 +59,7 @@
 // pool, an idle cluster's cost and a class's board.
 //
 // The App calls internal/session, internal/class, internal/cluster,
-// internal/admission, internal/store, internal/course, internal/console,
+// internal/room, internal/store, internal/course, internal/console,
 // internal/stream, internal/clusterview, internal/operator/install and
 // internal/operator/thirdparty (the operator commands and logs),
 // internal/budget and internal/bwrap (a cell's share, the console's

@@ -10,7 +10,7 @@ import (
 	"oplab.dev/oplab/internal/store"
 )
 
-// Store is what the service needs of persistence (store.SQLite).
+// Store is what the service needs of persistence (store.DB).
 type Store interface {
 	CreateInstructor(ctx context.Context, in *store.Instructor) error
 	Instructor(ctx context.Context, name string) (store.Instructor, error)
@@ -41,7 +41,7 @@ type Store interface {
 	EventsOfKind(ctx context.Context, sessionID string, kinds ...string) ([]store.Event, error)
 }
 
-var _ Store = (*store.SQLite)(nil)
+var _ Store = (*store.DB)(nil)
 
 // Errors a caller can test for with errors.Is. Their messages are meant to
 // be shown: they say why, not how the store failed.

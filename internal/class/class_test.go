@@ -31,7 +31,7 @@ var monday9 = time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
 
 type fixture struct {
 	svc   *Service
-	store *store.SQLite
+	store *store.DB
 	clock *clock
 	path  string
 }

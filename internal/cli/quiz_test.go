@@ -55,7 +55,7 @@ func runQuiz(t *testing.T, stdin string, args ...string) (stdout, stderr string,
 // quizStore is the store under a data directory, with sessions of the
 // person at this machine seeded in it.
 type quizStore struct {
-	*store.SQLite
+	*store.DB
 	data string
 }
 
@@ -67,7 +67,7 @@ func newQuizStore(t *testing.T) *quizStore {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &quizStore{SQLite: st, data: data}
+	return &quizStore{DB: st, data: data}
 }
 
 func (s *quizStore) seed(t *testing.T, id, lab, state string, created time.Time) {

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/room"
 )
 
 // TestPodsRoom: admission on the pods backend measures the host cluster,
@@ -36,21 +36,21 @@ func TestPodsRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	room, ok := p.Room()
+	src, ok := p.Room()
 	if !ok {
 		t.Fatal("the pods backend offers no room to admission")
 	}
-	cost, err := room.Cost(ctx)
+	cost, err := src.Cost(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The control plane's 50m and 256 MiB, the operator's 10m and 32 MiB.
-	if cost.Memory != 304*admission.MiB || math.Abs(cost.CPU-0.061) > 1e-9 {
+	if cost.Memory != 304*room.MiB || math.Abs(cost.CPU-0.061) > 1e-9 {
 		t.Errorf("a cell's cost: got %+v, want 304 MiB and 0.061 cores", cost)
 	}
-	headroom := func() admission.Headroom {
+	headroom := func() room.Headroom {
 		t.Helper()
-		h, err := room.Headroom(ctx)
+		h, err := src.Headroom(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,8 +94,8 @@ func TestPodsRoom(t *testing.T) {
 	if h := headroom(); h.Cores != 4 || h.MemAvailable != 6*gib || math.Abs(h.IdleCores-3) > 1e-9 {
 		t.Errorf("under a quota of 4 cores and 8 GiB: got %+v, want 4 cores, 3 free, and 6 GiB", h)
 	}
-	policy := admission.Policy{CPUShare: admission.DefaultCPUShare}
-	if d := policy.Decide(admission.Inputs{Live: 1, Headroom: headroom(), Cost: cost}); !d.Admit {
+	policy := room.Policy{CPUShare: room.DefaultCPUShare}
+	if d := policy.Decide(room.Inputs{Live: 1, Headroom: headroom(), Cost: cost}); !d.Admit {
 		t.Errorf("one more cell under the quota: %v, want admitted", d)
 	}
 
@@ -107,7 +107,7 @@ func TestPodsRoom(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a cell the scheduler cannot place: the room is %+v, want none", headroom())
 	}
-	if d := policy.Decide(admission.Inputs{Live: 2, Headroom: headroom(), Cost: cost}); d.Admit {
+	if d := policy.Decide(room.Inputs{Live: 2, Headroom: headroom(), Cost: cost}); d.Admit {
 		t.Errorf("while a cell waits for a node: %v, want queued", d)
 	}
 	if err := host.Client.CoreV1().Pods(ns).Delete(ctx, "cell-bob-0", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {

@@ -23,12 +23,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster/internal/providers"
 	"oplab.dev/oplab/internal/cluster/internal/providers/embedded"
 	"oplab.dev/oplab/internal/cluster/internal/providers/kind"
 	"oplab.dev/oplab/internal/cluster/internal/providers/pods"
+	"oplab.dev/oplab/internal/room"
 )
 
 // Types shared with the backends.
@@ -310,7 +310,7 @@ func PodsFrom(h PodsHost, dataDir string) (PodsOptions, error) {
 // admission measures it, when that is not this machine's: on the pods
 // backend, the host cluster's (see pods.Room). ok is false for the
 // backends whose clusters run on this machine, which /proc measures.
-func (p *Provider) Room() (room admission.Source, ok bool) {
+func (p *Provider) Room() (room room.Source, ok bool) {
 	if b, isPods := p.backend.(*pods.Provider); isPods {
 		return b.Room(), true
 	}

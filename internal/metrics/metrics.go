@@ -12,7 +12,7 @@ import (
 
 // Options configure the metrics.
 type Options struct {
-	// Sessions counts sessions by state at each scrape (store.SQLite);
+	// Sessions counts sessions by state at each scrape (store.DB);
 	// without it oplab_sessions is not reported.
 	Sessions SessionCounter
 	// States are reported even when no session is in them, so a graph of

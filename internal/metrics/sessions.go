@@ -9,7 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// SessionCounter counts sessions by state (store.SQLite does).
+// SessionCounter counts sessions by state (store.DB does).
 type SessionCounter interface {
 	CountSessions(ctx context.Context) (map[string]int, error)
 }

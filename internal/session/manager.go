@@ -16,8 +16,8 @@ import (
 	"oplab.dev/oplab/internal/store"
 )
 
-// Store is what the Manager needs of persistence (store.SQLite, or a
-// PostgreSQL store for a server farm).
+// Store is what the Manager needs of persistence (store.DB, on SQLite or
+// PostgreSQL for a server farm).
 type Store interface {
 	CreateSession(ctx context.Context, s *store.Session, evs ...*store.Event) error
 	UpdateSession(ctx context.Context, s *store.Session, evs ...*store.Event) error
@@ -32,7 +32,7 @@ type Store interface {
 	Results(ctx context.Context, sessionID string) ([]store.Result, error)
 }
 
-var _ Store = (*store.SQLite)(nil)
+var _ Store = (*store.DB)(nil)
 
 // Errors a caller can test for with errors.Is.
 var (

@@ -37,7 +37,7 @@ func shippedCourse(t *testing.T) *course.Course {
 // fails, as it does on a machine without the control plane.
 type fixture struct {
 	m     *Manager
-	store *store.SQLite
+	store *store.DB
 	path  string
 }
 

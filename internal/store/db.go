@@ -22,10 +22,6 @@ type DB struct {
 	where string
 }
 
-// SQLite is DB's name from when SQLite was the only backend, kept so that
-// callers outside this package need not change with it.
-type SQLite = DB
-
 func newDB(db *sql.DB, d *dialect, path, where string) *DB {
 	return &DB{sql: db, db: conn{r: db, d: d}, d: d, path: path, where: where}
 }

@@ -52,7 +52,7 @@
 // chart's own replicas.
 //
 // It calls the host's API server through client-go, internal/podexec (the
-// kubeconfig and the console, by exec), internal/admission (the Source it
+// kubeconfig and the console, by exec), internal/room (the Source it
 // implements), internal/budget (default shares) and the providers package.
 // It is called only by internal/cluster, which chooses it by name (pods)
 // and fills its Options from the host app.Config names (PodsFrom).

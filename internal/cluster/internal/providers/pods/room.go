@@ -11,11 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"oplab.dev/oplab/internal/admission"
+	"oplab.dev/oplab/internal/room"
 )
 
 // Room is the host cluster's room for more cells, as admission measures it
-// (an admission.Source): not one machine's /proc but what the scheduler
+// (an room.Source): not one machine's /proc but what the scheduler
 // goes by, requests.
 //
 //   - A cell costs its containers' requests.
@@ -34,14 +34,14 @@ type Room struct{ p *Provider }
 // Room returns the host cluster's room as admission measures it.
 func (p *Provider) Room() *Room { return &Room{p: p} }
 
-var _ admission.Source = (*Room)(nil)
+var _ room.Source = (*Room)(nil)
 
 // unbounded stands for a room nothing measured.
 const unbounded = 1 << 50
 
 // Cost is a cell's requests: the control plane's, the operator's and the
 // console's.
-func (r *Room) Cost(context.Context) (admission.Cost, error) {
+func (r *Room) Cost(context.Context) (room.Cost, error) {
 	o := r.p.opts
 	cpu := o.CPURequest.DeepCopy()
 	cpu.Add(o.OperatorCPURequest)
@@ -49,18 +49,18 @@ func (r *Room) Cost(context.Context) (admission.Cost, error) {
 	mem := o.MemoryRequest.DeepCopy()
 	mem.Add(o.OperatorMemoryRequest)
 	mem.Add(o.ConsoleMemoryRequest)
-	return admission.Cost{Memory: uint64(mem.Value()), CPU: cpu.AsApproximateFloat64()}, nil
+	return room.Cost{Memory: uint64(mem.Value()), CPU: cpu.AsApproximateFloat64()}, nil
 }
 
 // Headroom is what is left for cells: Cores is the CPU cells may request
 // in all, IdleCores and MemAvailable what is not requested yet.
-func (r *Room) Headroom(ctx context.Context) (admission.Headroom, error) {
+func (r *Room) Headroom(ctx context.Context) (room.Headroom, error) {
 	ns := r.p.opts.Namespace
 	cells, err := r.p.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: labels.SelectorFromSet(CellLabels()).String(),
 	})
 	if err != nil {
-		return admission.Headroom{}, fmt.Errorf("the host's room: list the cells: %w", err)
+		return room.Headroom{}, fmt.Errorf("the host's room: list the cells: %w", err)
 	}
 	var cellCPU, cellMem resource.Quantity
 	for _, pod := range cells.Items {
@@ -69,7 +69,7 @@ func (r *Room) Headroom(ctx context.Context) (admission.Headroom, error) {
 		}
 		if unschedulable(&pod) {
 			r.p.opts.Logger.Info("no room on the host cluster: a cell waits for a node", "pod", pod.Name)
-			return admission.Headroom{Cores: 1}, nil
+			return room.Headroom{Cores: 1}, nil
 		}
 		cpu, mem := podRequests(&pod)
 		cellCPU.Add(cpu)
@@ -78,7 +78,7 @@ func (r *Room) Headroom(ctx context.Context) (admission.Headroom, error) {
 	total, freeCPU, freeMem := float64(unbounded), float64(unbounded), float64(unbounded)
 	quotas, err := r.p.cs.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		return admission.Headroom{}, fmt.Errorf("the host's room: list the quotas of %s: %w", ns, err)
+		return room.Headroom{}, fmt.Errorf("the host's room: list the quotas of %s: %w", ns, err)
 	}
 	for _, q := range quotas.Items {
 		for _, names := range [][2]corev1.ResourceName{
@@ -105,7 +105,7 @@ func (r *Room) Headroom(ctx context.Context) (admission.Headroom, error) {
 	case apierrors.IsForbidden(err):
 		// No right to read nodes: the quota and the pending rule alone.
 	case err != nil:
-		return admission.Headroom{}, fmt.Errorf("the host's room: list the nodes: %w", err)
+		return room.Headroom{}, fmt.Errorf("the host's room: list the nodes: %w", err)
 	default:
 		var cpu, mem float64
 		for _, n := range nodes.Items {
@@ -118,7 +118,7 @@ func (r *Room) Headroom(ctx context.Context) (admission.Headroom, error) {
 		freeCPU = min(freeCPU, cpu-cellCPU.AsApproximateFloat64())
 		freeMem = min(freeMem, mem-cellMem.AsApproximateFloat64())
 	}
-	return admission.Headroom{
+	return room.Headroom{
 		MemAvailable: uint64(max(freeMem, 0)),
 		IdleCores:    max(freeCPU, 0),
 		Cores:        int(math.Ceil(max(total, 0))),

@@ -1,4 +1,4 @@
-package admission
+package room
 
 import "time"
 

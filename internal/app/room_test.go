@@ -9,9 +9,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -22,23 +22,23 @@ type oneCluster struct {
 	a  *App
 }
 
-const testClusterCost = 300 * admission.MiB
+const testClusterCost = 300 * room.MiB
 
-func (m *oneCluster) Headroom(ctx context.Context) (admission.Headroom, error) {
+func (m *oneCluster) Headroom(ctx context.Context) (room.Headroom, error) {
 	m.mu.Lock()
 	a := m.a
 	m.mu.Unlock()
 	list, err := a.clusters.List(ctx)
 	if err != nil {
-		return admission.Headroom{}, err
+		return room.Headroom{}, err
 	}
-	total := uint64(testClusterCost + admission.DefaultMemoryMargin)
+	total := uint64(testClusterCost + room.DefaultMemoryMargin)
 	used := min(total, uint64(len(list))*testClusterCost)
-	return admission.Headroom{MemAvailable: total - used, IdleCores: 2, Cores: 2}, nil
+	return room.Headroom{MemAvailable: total - used, IdleCores: 2, Cores: 2}, nil
 }
 
-func (m *oneCluster) Cost(context.Context) (admission.Cost, error) {
-	return admission.Cost{Memory: testClusterCost, CPU: 0.01, Clusters: 1}, nil
+func (m *oneCluster) Cost(context.Context) (room.Cost, error) {
+	return room.Cost{Memory: testClusterCost, CPU: 0.01, Clusters: 1}, nil
 }
 
 // updates collects what a start's progress hears.
@@ -97,7 +97,7 @@ func TestStartQueuedUntilRoom(t *testing.T) {
 		bob <- result{st, err}
 	}()
 	waitFor(t, "bob is queued", func() bool { return len(bobHeard.queued()) > 0 })
-	if got, want := bobHeard.queued()[0], (session.QueueData{Position: 1, Length: 1, Reason: admission.ReasonMemory}); got != want {
+	if got, want := bobHeard.queued()[0], (session.QueueData{Position: 1, Length: 1, Reason: room.ReasonMemory}); got != want {
 		t.Errorf("bob heard %+v, want %+v", got, want)
 	}
 
@@ -117,7 +117,7 @@ func TestStartQueuedUntilRoom(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Queue != 2 || c.Cost.Memory != testClusterCost || c.Reason != admission.ReasonMemory {
+	if c.Queue != 2 || c.Cost.Memory != testClusterCost || c.Reason != room.ReasonMemory {
 		t.Errorf("capacity: got %+v, want 2 queued for memory, a cluster costing %d", c, testClusterCost)
 	}
 	leave()
@@ -173,7 +173,7 @@ func TestAdmissionMeasuresTheHostCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var snap admission.Snapshot
+	var snap room.Snapshot
 	// The new node is schedulable once the node lifecycle controller has
 	// seen it ready.
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
@@ -181,7 +181,7 @@ func TestAdmissionMeasuresTheHostCluster(t *testing.T) {
 			break
 		}
 	}
-	if err != nil || snap.Headroom.Cores != 32 || snap.Headroom.MemAvailable != 128<<30 || snap.Cost.Memory != 304*admission.MiB {
+	if err != nil || snap.Headroom.Cores != 32 || snap.Headroom.MemAvailable != 128<<30 || snap.Cost.Memory != 304*room.MiB {
 		t.Fatalf("the gate on the pods provider sees %+v (%v), want the host's node (32 cores, 128 GiB) and a cell's requests (304 MiB)", snap, err)
 	}
 	tk, ok, err := g.Try(t.Context())

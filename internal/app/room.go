@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"oplab.dev/oplab/internal/admission"
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -19,20 +19,20 @@ type Admission struct {
 	// when zero.
 	MaxClusters int
 	// MemoryMargin is memory kept free; when zero,
-	// admission.DefaultMemoryMargin on this machine and none on a host
+	// room.DefaultMemoryMargin on this machine and none on a host
 	// cluster, whose figures are requests.
 	MemoryMargin uint64
 	// CPUShare is the share of the cores clusters may take running;
-	// admission.DefaultCPUShare when zero, no CPU rule when negative.
+	// room.DefaultCPUShare when zero, no CPU rule when negative.
 	CPUShare float64
 	// MinIdleCores queues starts while fewer cores are idle; off when zero.
 	MinIdleCores float64
 	// Source measures the machine: when nil, the provider's host (the host
 	// cluster's requests on the pods provider), else /proc and the
 	// clusters under the data directory.
-	Source admission.Source
+	Source room.Source
 	// Every is how often a waiting start looks again;
-	// admission.DefaultEvery when zero.
+	// room.DefaultEvery when zero.
 	Every time.Duration
 }
 
@@ -41,24 +41,24 @@ type Admission struct {
 var ErrNoRoom = errors.New("no room on the machine")
 
 // newGate builds the admission gate of c, whose clusters provider makes.
-func newGate(c Config, provider *cluster.Provider, live func(context.Context) (int, error)) (*admission.Gate, error) {
+func newGate(c Config, provider *cluster.Provider, live func(context.Context) (int, error)) (*room.Gate, error) {
 	ad := c.Admission
 	// On a host cluster the figures are requests, which the scheduler
 	// honours: no margin is kept beyond them.
-	margin := uint64(admission.DefaultMemoryMargin)
+	margin := uint64(room.DefaultMemoryMargin)
 	if ad.Source == nil {
 		if room, ok := provider.Room(); ok {
 			ad.Source, margin = room, 0
 		}
 	}
 	if ad.Source == nil {
-		m, err := admission.NewMeter(admission.MeterOptions{ClusterDir: filepath.Join(c.DataDir, "clusters")})
+		m, err := room.NewMeter(room.MeterOptions{ClusterDir: filepath.Join(c.DataDir, "clusters")})
 		if err != nil {
 			return nil, err
 		}
 		ad.Source = m
 	}
-	p := admission.Policy{MaxClusters: ad.MaxClusters, MemoryMargin: ad.MemoryMargin, CPUShare: ad.CPUShare, MinIdleCores: ad.MinIdleCores}
+	p := room.Policy{MaxClusters: ad.MaxClusters, MemoryMargin: ad.MemoryMargin, CPUShare: ad.CPUShare, MinIdleCores: ad.MinIdleCores}
 	// A cell may grow to its budget: the machine is never promised twice.
 	if b, ok := provider.Budget(); ok {
 		p.Budget = uint64(b.Memory)
@@ -67,15 +67,15 @@ func newGate(c Config, provider *cluster.Provider, live func(context.Context) (i
 		p.MemoryMargin = margin
 	}
 	if p.StartCores == 0 {
-		p.StartCores = admission.DefaultStartCores
+		p.StartCores = room.DefaultStartCores
 	}
 	switch {
 	case p.CPUShare == 0:
-		p.CPUShare = admission.DefaultCPUShare
+		p.CPUShare = room.DefaultCPUShare
 	case p.CPUShare < 0:
 		p.CPUShare = 0
 	}
-	return admission.New(admission.Options{Policy: p, Source: ad.Source, Live: live, Every: ad.Every, Logger: c.Logger}), nil
+	return room.New(room.Options{Policy: p, Source: ad.Source, Live: live, Every: ad.Every, Logger: c.Logger}), nil
 }
 
 // liveClusters counts the sessions whose clusters run and are made:
@@ -92,7 +92,7 @@ func (a *App) liveClusters(ctx context.Context) (int, error) {
 // admitWait is a learner's start's session.Admit: it waits its turn in
 // the queue, telling progress where it stands.
 func (a *App) admitWait(ctx context.Context, progress session.Progress) (func(bool), error) {
-	t, err := a.gate.Wait(ctx, func(p admission.Position) {
+	t, err := a.gate.Wait(ctx, func(p room.Position) {
 		if progress != nil {
 			progress(session.QueueUpdate(session.QueueData{Position: p.Position, Length: p.Length,
 				Estimate: p.Estimate, Reason: p.Reason}))
@@ -119,7 +119,7 @@ func (a *App) AdmitWithin(wait context.Context) session.Admit {
 }
 
 // ErrLeftQueue is a start given up while it waited for room.
-var ErrLeftQueue = admission.ErrLeft
+var ErrLeftQueue = room.ErrLeft
 
 // admitNow is a warm session's session.Admit: it never waits, and never
 // takes a waiting learner's turn.
@@ -136,7 +136,7 @@ func (a *App) admitNow(ctx context.Context, _ session.Progress) (func(bool), err
 
 // Capacity is the machine as admission sees it: the queue, its estimate,
 // the measured cost of a cluster and the headroom left.
-type Capacity = admission.Snapshot
+type Capacity = room.Snapshot
 
 // Capacity returns the machine's capacity now.
 func (a *App) Capacity(ctx context.Context) (Capacity, error) {

@@ -1,4 +1,4 @@
-// Package admission decides whether the machine has room for one more
+// Package room decides whether the machine has room for one more
 // cluster, from what it measures rather than from a guess, and queues the
 // starts it cannot serve yet, first come first served.
 //
@@ -8,4 +8,4 @@
 // gate.go (the FIFO queue in front of the rule, with each waiter's position
 // and an estimate of its wait from measured start durations and the rate
 // clusters free up).
-package admission
+package room
