@@ -57,7 +57,7 @@ var (
 	ErrNotFound      = providers.ErrNotFound
 	ErrAlreadyExists = providers.ErrAlreadyExists
 	ErrInvalidName   = providers.ErrInvalidName
-	ErrUnsupported   = errors.New("not supported by this cluster provider")
+	ErrUnsupported   = providers.ErrUnsupported
 )
 
 // Provider makes and manages clusters through one backend.
@@ -577,6 +577,26 @@ func (p *Provider) Start(ctx context.Context, name string, opts ...CreateOption)
 		}
 	}
 	return r.Start(ctx, name, o)
+}
+
+// Freeze stops every process of the cluster from running, keeping its
+// memory, until Thaw: a cluster nobody uses costs no CPU. Backends with
+// the Sleeps capability support it.
+func (p *Provider) Freeze(ctx context.Context, name string) error {
+	s, ok := p.backend.(providers.Sleeper)
+	if !ok {
+		return fmt.Errorf("freeze %s: %w", name, ErrUnsupported)
+	}
+	return s.Freeze(ctx, name)
+}
+
+// Thaw lets a frozen cluster run again, where it stopped.
+func (p *Provider) Thaw(ctx context.Context, name string) error {
+	s, ok := p.backend.(providers.Sleeper)
+	if !ok {
+		return fmt.Errorf("thaw %s: %w", name, ErrUnsupported)
+	}
+	return s.Thaw(ctx, name)
 }
 
 // LoadImages copies images from the local container engine into every node

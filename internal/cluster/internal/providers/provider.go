@@ -58,6 +58,20 @@ type Restarter interface {
 	Start(ctx context.Context, name string, opts CreateOptions) error
 }
 
+// Sleeper is implemented by backends whose clusters can sleep while
+// nobody uses them (embedded): frozen, every process of the cluster stops
+// using the CPU and keeps its memory, and thaws at once; stopped
+// (Restarter), it gives its memory back and starts again from its state,
+// its host processes with it.
+type Sleeper interface {
+	// Freeze stops every process of the cluster from running, console
+	// commands included, until Thaw.
+	Freeze(ctx context.Context, name string) error
+	// Thaw lets a frozen cluster's processes run again. Thawing a
+	// cluster that is not frozen is not an error.
+	Thaw(ctx context.Context, name string) error
+}
+
 // ImageLoader is implemented by providers whose nodes run real containers
 // (kind): images of the local engine are copied into the nodes, so no
 // registry is needed.
@@ -111,6 +125,9 @@ type Capabilities struct {
 	// CellConsole: the web console's commands run inside the cluster's
 	// cell (see CellConsole), not on the machine oplab's server runs on.
 	CellConsole bool `json:"cellConsole"`
+	// Sleeps: a cluster nobody uses can be frozen and stopped, and woken
+	// again as it was (see Sleeper).
+	Sleeps bool `json:"sleeps"`
 }
 
 // Budgeted is implemented by backends whose clusters run under a budget
@@ -233,4 +250,8 @@ var (
 	ErrNotFound      = errors.New("cluster not found")
 	ErrAlreadyExists = errors.New("cluster already exists")
 	ErrInvalidName   = errors.New("invalid cluster name")
+	// ErrUnsupported: the backend, or this one of its clusters, cannot
+	// do what was asked (a cluster made without a control group cannot
+	// be frozen).
+	ErrUnsupported = errors.New("not supported by this cluster provider")
 )

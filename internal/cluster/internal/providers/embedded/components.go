@@ -19,6 +19,16 @@ const (
 // lesson or a chaos exercise relies on, and none that needs a kubelet, a
 // cloud or metrics (attach-detach, HPA, node IPAM, CSR signing), which only
 // cost memory here.
+//
+// Nor the node lifecycle controller (nor the taint eviction controller,
+// which acts on the taints it sets). It marks a node NotReady, and every
+// pod on it not ready, when the node's lease is older than a grace period;
+// here the node is KWOK, in the same process as the controller, so a lease
+// grows old only when the whole process could not run: a machine too busy,
+// or a session asleep (frozen, Freeze). Thawed after ten minutes, it would
+// see a lease ten minutes old before KWOK renewed it, and the learner would
+// come back to a failover nobody caused. No lab stops the node; a cordon
+// still keeps pods off it (the scheduler reads spec.unschedulable itself).
 var controllers = []string{
 	"clusterrole-aggregation-controller",
 	"cronjob-controller",
@@ -32,7 +42,6 @@ var controllers = []string{
 	"garbage-collector-controller",
 	"job-controller",
 	"namespace-controller",
-	"node-lifecycle-controller",
 	"persistentvolume-binder-controller",
 	"persistentvolume-protection-controller",
 	"persistentvolumeclaim-protection-controller",
@@ -44,7 +53,6 @@ var controllers = []string{
 	"serviceaccount-controller",
 	"serviceaccount-token-controller",
 	"statefulset-controller",
-	"taint-eviction-controller",
 	"ttl-after-finished-controller",
 }
 

@@ -126,6 +126,7 @@ func (p *Provider) Info() providers.Info {
 			LoadImages:     false,
 			Disposable:     true,
 			HostProcesses:  true,
+			Sleeps:         p.tree != nil,
 		},
 	}
 }
@@ -465,6 +466,9 @@ func (p *Provider) teardown(ctx context.Context, dir string, st *clusterState) e
 // stopProcesses stops the processes of st, marked with dir, in reverse
 // start order, each once.
 func (p *Provider) stopProcesses(st *clusterState, dir string) error {
+	if err := thawed(st); err != nil {
+		return err
+	}
 	var errs []error
 	stopped := map[int]bool{}
 	for i := len(st.Processes) - 1; i >= 0; i-- {

@@ -47,7 +47,17 @@ func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec pr
 	if err := p.removeHostProcess(dir, st, spec.Name); err != nil {
 		return err
 	}
-	rec := processRecord{Name: spec.Name, Log: spec.LogPath, Host: true}
+	if err := p.startHostProcess(ctx, st, dir, spec); err != nil {
+		return err
+	}
+	return writeState(dir, st)
+}
+
+// startHostProcess starts spec in the cluster of st and records it there,
+// with the spec, so that Start runs it again after the cluster stopped.
+// The caller holds the cluster's lock and writes the state.
+func (p *Provider) startHostProcess(ctx context.Context, st *clusterState, dir string, spec providers.HostProcess) error {
+	rec := processRecord{Name: spec.Name, Log: spec.LogPath, Host: true, Spec: &spec}
 	if rec.Log == "" {
 		rec.Log = layout{dir}.log(spec.Name)
 	}
@@ -74,7 +84,7 @@ func (p *Provider) StartHostProcess(ctx context.Context, cluster string, spec pr
 	}
 	rec.PID = pid
 	st.Processes = append(st.Processes, rec)
-	return writeState(dir, st)
+	return nil
 }
 
 // StopHostProcess stops a process started with StartHostProcess.

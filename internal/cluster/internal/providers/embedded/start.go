@@ -36,10 +36,10 @@ func (p *Provider) Stop(ctx context.Context, name string) error {
 // Start starts again a cluster whose processes have all stopped — the
 // machine or the pod it ran in restarted, or Stop stopped it — from its
 // directory: the same ports, certificates and etcd data, so every object the
-// learner made is there. Host processes are not started again: whoever
-// started them does that. Start fails when a process of the cluster still
-// runs, and for a cluster whose Create never finished (it has nothing to
-// start from: delete it).
+// learner made is there. Its host processes (the operator) start again too,
+// as they were started, once the control plane is up. Start fails when a
+// process of the cluster still runs, and for a cluster whose Create never
+// finished (it has nothing to start from: delete it).
 func (p *Provider) Start(ctx context.Context, name string, opts providers.CreateOptions) error {
 	if err := p.checkBinaries(); err != nil {
 		return err
@@ -64,16 +64,45 @@ func (p *Provider) Start(ctx context.Context, name string, opts providers.Create
 	}
 	// The old records name processes that are gone; the state keeps Ready,
 	// so the cluster reads as degraded, never abandoned, while it starts.
+	var hosts []providers.HostProcess
+	for _, rec := range st.Processes {
+		if rec.Host && rec.Spec != nil {
+			hosts = append(hosts, *rec.Spec)
+		}
+	}
 	st.Processes, st.Cell = nil, nil
 	if err := writeState(dir, st); err != nil {
 		return err
 	}
 	l := layout{dir}
 	c := &creation{p: p, st: st, l: l, progress: opts.Progress, pki: &pki{dir: l.pkiDir()}}
-	if err := c.startProcesses(ctx, ""); err != nil {
-		// Leave nothing running half-started; the data stays for another try.
-		return errors.Join(err, p.stopProcesses(st, dir))
+	err = c.startProcesses(ctx, "")
+	for _, spec := range hosts {
+		if err != nil {
+			break
+		}
+		err = p.startHostProcess(ctx, st, dir, spec)
 	}
-	p.logger.Info("cluster started again", "cluster", name)
+	if err != nil {
+		// Leave nothing running half-started; the data stays for another
+		// try, and so do the host processes' specs.
+		err = errors.Join(err, p.stopProcesses(st, dir))
+		st.Processes = append(st.Processes, hostRecords(hosts)...)
+		return errors.Join(err, writeState(dir, st))
+	}
+	if err := writeState(dir, st); err != nil {
+		return err
+	}
+	p.logger.Info("cluster started again", "cluster", name, "host processes", len(hosts))
 	return nil
+}
+
+// hostRecords are records of host processes that do not run, kept for
+// Start to start them.
+func hostRecords(specs []providers.HostProcess) []processRecord {
+	out := make([]processRecord, 0, len(specs))
+	for _, spec := range specs {
+		out = append(out, processRecord{Name: spec.Name, Host: true, Spec: &spec})
+	}
+	return out
 }

@@ -70,8 +70,11 @@ type processRecord struct {
 	// for processes that have none.
 	Health string `json:"health,omitempty"`
 	// Host is set for processes started with StartHostProcess rather than by
-	// Create.
-	Host bool `json:"host,omitempty"`
+	// Create; Spec is what it was started with, for Start to start it
+	// again (nil in a state an older oplab wrote: such a process is left
+	// to whoever started it).
+	Host bool                   `json:"host,omitempty"`
+	Spec *providers.HostProcess `json:"spec,omitempty"`
 }
 
 // process names the process that runs the component.

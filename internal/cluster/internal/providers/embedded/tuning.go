@@ -52,10 +52,7 @@ type tuning struct {
 //     clusters of several API servers, and this one has one. No controller
 //     that runs here reads them (storage-version GC does not run).
 //   - KWOK renews the node's lease every quarter of its duration: 120 s
-//     instead of 40 s renews it every 30 s instead of 10 s. The node
-//     lifecycle controller marks a node NotReady when its lease is older
-//     than its grace period, so that grows in proportion (150 s instead of
-//     50 s, five renewals as with a kubelet's defaults). No lab stops the
+//     instead of 40 s renews it every 30 s instead of 10 s. No lab stops the
 //     node or watches its lease.
 //
 // Tried and rejected: --watch-cache=false (no saving), GOMEMLIMIT near the
@@ -79,7 +76,7 @@ func defaultTuning() tuning {
 			"--etcd-count-metric-poll-period=0",
 			"--etcd-db-metric-poll-interval=0",
 		},
-		controllerManager: []string{"--kube-api-qps=200", "--kube-api-burst=400", "--node-monitor-grace-period=150s"},
+		controllerManager: []string{"--kube-api-qps=200", "--kube-api-burst=400"},
 		kwok:              []string{"--node-lease-duration-seconds=120"},
 		env:               map[string][]string{},
 	}
