@@ -58,7 +58,7 @@ func (s *DB) SessionClass(ctx context.Context, sessionID string) (string, error)
 
 // ClassSessions lists the sessions of a class, oldest first.
 func (s *DB) ClassSessions(ctx context.Context, classID string) ([]Session, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("s.", sessionColumns)+` FROM sessions s
+	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("s.", sessionRead)+` FROM sessions s
 		JOIN class_sessions cs ON cs.session_id = s.id WHERE cs.class_id = ? ORDER BY s.created_at, s.id`, classID)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions of class %s: %w", classID, err)

@@ -111,6 +111,9 @@ var migrations = []string{
 	// 6: a session's newest events of a kind (its last step, the hints of
 	// an attempt) are read without the rest of its timeline.
 	`CREATE INDEX events_session_kind ON events (session_id, kind, seq);`,
+	// 7: when a session's learner last looked at it (MarkSeen), apart from
+	// its version: a page that is read does not change the session.
+	`ALTER TABLE sessions ADD COLUMN seen_at INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this build migrates to.

@@ -11,6 +11,10 @@ import (
 
 const sessionColumns = `id, learner, lab, cluster, provider, state, exercise, lang, created_at, updated_at, version, data`
 
+// sessionRead are the columns a session is read from: its own, and when
+// it was last seen (MarkSeen), which no write of the session changes.
+const sessionRead = sessionColumns + `, seen_at`
+
 // CreateSession stores a new session (Version 1, Created and Updated set
 // to now when zero) with its first timeline events, in one transaction.
 func (s *DB) CreateSession(ctx context.Context, sess *Session, evs ...*Event) error {
@@ -84,7 +88,7 @@ func conflictOrMissing(ctx context.Context, tx conn, id string) error {
 
 // Session returns the session with the given id.
 func (s *DB) Session(ctx context.Context, id string) (Session, error) {
-	row := s.db.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id)
+	row := s.db.QueryRowContext(ctx, `SELECT `+sessionRead+` FROM sessions WHERE id = ?`, id)
 	sess, err := scanSession(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Session{}, fmt.Errorf("session %q: %w", id, ErrNotFound)
@@ -111,7 +115,7 @@ func (s *DB) Sessions(ctx context.Context, f Filter) ([]Session, error) {
 			args = append(args, st)
 		}
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	q := `SELECT ` + sessionRead + ` FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -151,9 +155,24 @@ type scanner interface{ Scan(...any) error }
 
 func scanSession(r scanner) (Session, error) {
 	var s Session
-	var created, updated int64
+	var created, updated, seen int64
 	var data string
-	err := r.Scan(&s.ID, &s.Learner, &s.Lab, &s.Cluster, &s.Provider, &s.State, &s.Exercise, &s.Lang, &created, &updated, &s.Version, &data)
+	err := r.Scan(&s.ID, &s.Learner, &s.Lab, &s.Cluster, &s.Provider, &s.State, &s.Exercise, &s.Lang, &created, &updated, &s.Version, &data, &seen)
 	s.Created, s.Updated, s.Data = fromNano(created), fromNano(updated), []byte(data)
+	if seen != 0 {
+		s.Seen = fromNano(seen)
+	}
 	return s, err
+}
+
+// MarkSeen records that session id's learner looked at it at at: a page
+// of it read, a command of theirs. It keeps the latest mark, does not
+// change the session's version (a page read while a command writes the
+// session is no conflict) and writes nothing for an unknown id.
+func (s *DB) MarkSeen(ctx context.Context, id string, at time.Time) error {
+	n := unixNano(at)
+	if _, err := s.db.ExecContext(ctx, `UPDATE sessions SET seen_at = ? WHERE id = ? AND seen_at < ?`, n, id, n); err != nil {
+		return fmt.Errorf("mark session %q seen: %w", id, err)
+	}
+	return nil
 }

@@ -35,6 +35,9 @@ type Session struct {
 	// Version counts updates; UpdateSession fails with ErrConflict when
 	// the stored version is not the one the caller read.
 	Version int64 `json:"version"`
+	// Seen is when the session's learner last looked at it (MarkSeen);
+	// zero when never marked. UpdateSession does not write it.
+	Seen time.Time `json:"seen,omitzero"`
 	// Data is the session package's working state as JSON (the current
 	// attempt at an exercise); the store does not interpret it.
 	Data json.RawMessage `json:"data,omitempty"`
