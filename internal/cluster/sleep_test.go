@@ -44,7 +44,8 @@ func init() {
 // learner's objects; stopped while frozen, it stops (a frozen process
 // takes no signal until it thaws); started again, its host process runs
 // again as it was started. The node lifecycle controller, which would take
-// a thawed node's old lease for a dead node, does not run.
+// a thawed node's old lease for a dead node, does not run, and pods still
+// schedule without it.
 func TestSleep(t *testing.T) {
 	p, data := budgetProvider(t, budget.Default)
 	if !p.Info().Capabilities.Sleeps {
@@ -120,6 +121,32 @@ func TestSleep(t *testing.T) {
 	}
 	if !disabled(t, dir, "node-lifecycle-controller") || disabled(t, dir, "garbage-collector-controller") {
 		t.Error("the controller manager runs the node lifecycle controller, or not the garbage collector: want only the garbage collector")
+	}
+	// Without that controller nothing would take a new node's not-ready
+	// taint off: the node has none, and a pod made after the thaw runs.
+	node, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range node.Items {
+		if len(n.Spec.Taints) > 0 {
+			t.Errorf("node %s is tainted %v, want no taint", n.Name, n.Spec.Taints)
+		}
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "after-thaw"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
+	if _, err := c.Client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	running := false
+	for deadline := time.Now().Add(30 * time.Second); !running && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got, err := c.Client.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		running = err == nil && got.Spec.NodeName != "" && got.Status.Phase == corev1.PodRunning
+	}
+	if !running {
+		t.Error("thawed: a new pod was not scheduled and running within 30 s")
 	}
 
 	// Asleep for longer: frozen, then stopped.

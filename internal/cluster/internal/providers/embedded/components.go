@@ -29,6 +29,8 @@ const (
 // see a lease ten minutes old before KWOK renewed it, and the learner would
 // come back to a failover nobody caused. No lab stops the node; a cordon
 // still keeps pods off it (the scheduler reads spec.unschedulable itself).
+// Without it, the API server must not taint a new node not-ready either: the
+// TaintNodesByCondition admission plugin is off (see the API server's flags).
 var controllers = []string{
 	"clusterrole-aggregation-controller",
 	"cronjob-controller",
@@ -162,6 +164,10 @@ func processes(l layout, p *pki, pt ports, clusterName string, tune tuning, quot
 		// The kubernetes Service cannot have a loopback endpoint, and no
 		// pod runs that could reach one.
 		"--endpoint-reconciler-type=none",
+		// The node is created tainted not-ready by this plugin, and only the
+		// node lifecycle controller, which does not run here (see
+		// controllers), would take the taint off: no pod would schedule.
+		"--disable-admission-plugins=TaintNodesByCondition",
 		"--allow-privileged=true",
 		"--profiling=false",
 	}
