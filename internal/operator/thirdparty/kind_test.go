@@ -1,4 +1,4 @@
-package thirdparty
+package thirdparty_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/operator/thirdparty"
 	"oplab.dev/oplab/internal/podexec"
 )
 
@@ -51,11 +52,11 @@ metadata:
 spec:
   sentinel:
     replicas: 3
-    image: ` + RedisImage + `
+    image: ` + thirdparty.RedisImage + `
     imagePullPolicy: IfNotPresent
   redis:
     replicas: 3
-    image: ` + RedisImage + `
+    image: ` + thirdparty.RedisImage + `
     imagePullPolicy: IfNotPresent
 `
 )
@@ -66,9 +67,15 @@ spec:
 // written through the leader; then the leader's pod is deleted, and
 // Patroni's new leader (by patronictl, spilo-role and the Service's
 // endpoints alike) takes writes, with the row kept.
+//
+// Then the check the Zalando lab's learners are graded by, the engine's
+// patroniLeader, is run against that cluster (gradePatroni): make test's
+// kind phase holds it to the real operator's, Patroni's and PostgreSQL's
+// answers, not only the labs' self-tests of make test-kind.
 func TestKindZalandoFailover(t *testing.T) {
 	r := zalandoFailover(t)
 	t.Logf("ready %s (cluster %s), failover %s, node %.0f MiB", r.ready.Round(time.Second), r.cluster.Round(time.Second), r.failover.Round(100*time.Millisecond), r.mib)
+	gradePatroni(t, r)
 }
 
 // run is what one end-to-end measured: from nothing to the manifest
@@ -77,6 +84,11 @@ func TestKindZalandoFailover(t *testing.T) {
 type run struct {
 	ready, cluster, failover time.Duration
 	mib                      float64
+	// c is the kind cluster, there until the test ends; deleted is the
+	// leader's or master's pod the failover deleted, next the one that
+	// took over.
+	c             *clustertest.Cluster
+	deleted, next string
 }
 
 func zalandoFailover(t testing.TB) run {
@@ -86,7 +98,7 @@ func zalandoFailover(t testing.TB) run {
 	r.cluster = time.Since(began)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	installOperator(t, ctx, c, Zalando)
+	installOperator(t, ctx, c, thirdparty.Zalando)
 	apply(t, ctx, c, postgresManifest)
 	sel := "application=spilo,cluster-name=my-postgres-cluster"
 	leader := waitFor(t, ctx, "2 ready spilo pods, one of them master", 8*time.Minute, func() (string, bool) {
@@ -138,7 +150,7 @@ func zalandoFailover(t testing.TB) run {
 		return p, true
 	})
 	t.Logf("leader %s deleted; %s took writes after %s", leader, next, took.Round(100*time.Millisecond))
-	r.failover = took
+	r.failover, r.c, r.deleted, r.next = took, c, leader, next
 	if got := strings.TrimSpace(psql(t, ctx, c, next, "select count(*) from kept")); got != "2" {
 		t.Errorf("rows on the new leader: got %s, want 2 (the one written before the failover kept)", got)
 	}
@@ -155,9 +167,13 @@ func zalandoFailover(t testing.TB) run {
 // offline: the course's RedisFailover of 3 Redis and 3 Sentinel pods, a key
 // written to the master Sentinel names; then the master's pod is deleted,
 // Sentinel names another master, and the key is read back from it.
+//
+// Then the check the Spotahome lab's learners are graded by, the engine's
+// sentinelMaster, is run against that RedisFailover (gradeSentinel).
 func TestKindSpotahomeFailover(t *testing.T) {
 	r := spotahomeFailover(t)
 	t.Logf("ready %s (cluster %s), failover %s, node %.0f MiB", r.ready.Round(time.Second), r.cluster.Round(time.Second), r.failover.Round(100*time.Millisecond), r.mib)
+	gradeSentinel(t, r)
 }
 
 func spotahomeFailover(t testing.TB) run {
@@ -167,7 +183,7 @@ func spotahomeFailover(t testing.TB) run {
 	r.cluster = time.Since(began)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Minute)
 	defer cancel()
-	installOperator(t, ctx, c, Spotahome)
+	installOperator(t, ctx, c, thirdparty.Spotahome)
 	apply(t, ctx, c, redisManifest)
 	waitFor(t, ctx, "3 ready sentinels", 6*time.Minute, func() (string, bool) {
 		return ready(ctx, c.Client, "app.kubernetes.io/component=sentinel,app.kubernetes.io/name=my-redis", 3)
@@ -200,7 +216,7 @@ func spotahomeFailover(t testing.TB) run {
 		return p, true
 	})
 	t.Logf("master %s deleted; %s took writes after %s", master, next, took.Round(100*time.Millisecond))
-	r.failover = took
+	r.failover, r.c, r.deleted, r.next = took, c, master, next
 	if got := strings.TrimSpace(redis(t, ctx, c, next, "GET", "kept")); got != "before-the-failover" {
 		t.Errorf("the key on the new master: got %q, want the value written before the failover", got)
 	}
@@ -231,7 +247,7 @@ func BenchmarkKindThirdParty(b *testing.B) {
 	}
 }
 
-func installOperator(t testing.TB, ctx context.Context, c *clustertest.Cluster, o Operator) {
+func installOperator(t testing.TB, ctx context.Context, c *clustertest.Cluster, o thirdparty.Operator) {
 	t.Helper()
 	bin := t.TempDir()
 	if err := o.Extract(bin); err != nil {
