@@ -34,6 +34,12 @@ func (a *App) Status(ctx context.Context, id string) (*session.Status, error) {
 	return a.sessions.Status(ctx, id)
 }
 
+// Wake returns session id's view once it is awake: what its learner's
+// page or command asks first (see session.Manager.Wake).
+func (a *App) Wake(ctx context.Context, id string, progress session.Progress) (*session.Status, error) {
+	return a.sessions.Wake(ctx, id, progress)
+}
+
 // SessionList lists a learner's sessions (everyone's when empty), newest
 // first.
 func (a *App) SessionList(ctx context.Context, learner string) ([]session.Summary, error) {

@@ -79,14 +79,19 @@ func newGate(c Config, provider *cluster.Provider, live func(context.Context) (i
 }
 
 // liveClusters counts the sessions whose clusters run and are made:
-// ready or in an exercise, a learner's or warm. The gate counts the
+// ready or in an exercise, a learner's or warm, but for those asleep with
+// their clusters stopped, which hold no memory. The gate counts the
 // starts under way itself.
 func (a *App) liveClusters(ctx context.Context) (int, error) {
 	counts, err := a.store.CountSessions(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return counts[string(session.Ready)] + counts[string(session.InExercise)], nil
+	stopped, err := a.sessions.Stopped(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return counts[string(session.Ready)] + counts[string(session.InExercise)] - stopped, nil
 }
 
 // admitWait is a learner's start's session.Admit: it waits its turn in

@@ -37,6 +37,10 @@ type RuntimeOptions struct {
 	WatchInterval time.Duration
 	// Expire ends live sessions idle or old past its limits; none when zero.
 	Expire session.ExpireOptions
+	// Sleep puts to sleep the sessions nobody looks at: a page that
+	// follows one of a session's live streams is looking (its Watched is
+	// set by the runtime). None sleeps when zero.
+	Sleep session.SleepOptions
 	// Warm keeps warm sessions of labs ready (see PoolOptions); none when
 	// its Sizes is empty.
 	Warm PoolOptions
@@ -255,6 +259,13 @@ func (r *Runtime) housekeep(ctx context.Context, b *background, o RuntimeOptions
 			if err := r.a.sessions.Maintain(ctx); err != nil {
 				r.log.Warn("keep clusters inside their budgets", "err", err)
 			}
+			sleep := o.Sleep
+			sleep.Watched = r.watched
+			if slept, err := r.a.sessions.Sleep(ctx, sleep); err != nil {
+				r.log.Warn("put idle sessions to sleep", "err", err)
+			} else if len(slept) > 0 {
+				r.log.Info("sessions asleep", "sessions", slept)
+			}
 		}
 	}()
 }
@@ -321,6 +332,12 @@ func (r *Runtime) Subscribe(id, name string, from stream.From) (*stream.Subscrip
 		return nil, fmt.Errorf("no stream %q: %w", name, session.ErrNotFound)
 	}
 	return r.hub.Subscribe(name+"/"+id, from)
+}
+
+// watched reports whether a page follows session id's live log or
+// cluster view on this server.
+func (r *Runtime) watched(id string) bool {
+	return r.hub.Watched(StreamLog+"/"+id) || r.hub.Watched(StreamCluster+"/"+id)
 }
 
 // open maps a hub key to its upstream: the operator's log of the

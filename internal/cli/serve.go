@@ -17,6 +17,7 @@ func newServeCmd(g *globals) *cobra.Command {
 		addr   string
 		hosts  []string
 		expire session.ExpireOptions
+		sleep  session.SleepOptions
 		warm   app.PoolOptions
 		admit  app.Admission
 		limits app.ConsoleLimits
@@ -86,7 +87,7 @@ a Secret), so that any replica accepts a cookie another signed.`,
 				// Replicas share one key (see the chart); never a flag, which
 				// ps shows.
 				CookieKey: []byte(g.cookieKey),
-				Hosts:     webapp.Hosts(bound, hosts...), PublicURL: publicURL, Logger: g.logger(), Expire: expire, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
+				Hosts:     webapp.Hosts(bound, hosts...), PublicURL: publicURL, Logger: g.logger(), Expire: expire, Sleep: sleep, Warm: warm, ConsoleLimits: limits, Serving: &serving, Leader: leader,
 				// Sessions an oplab left behind when it stopped are failed
 				// and their clusters deleted before anyone is served.
 				Repaired: func(rep session.RecoverReport) {
@@ -118,6 +119,8 @@ a Secret), so that any replica accepts a cookie another signed.`,
 	cmd.Flags().BoolVar(&insecure, "insecure-clusters", false, "serve classes and other addresses than loopback even where learners' clusters cannot be contained (no bubblewrap or user namespaces): any learner can then read and change this machine's files")
 	cmd.Flags().StringSliceVar(&hosts, "host", nil, "other names the server is reached by (a classroom machine's name or address)")
 	cmd.Flags().DurationVar(&expire.Idle, "idle-timeout", 2*time.Hour, "end a live session after this long without activity (0: never); its results stay, its cluster is deleted")
+	cmd.Flags().DurationVar(&sleep.Freeze, "sleep-after", session.DefaultSleepAfter, "put a session to sleep when nobody has looked at it for this long (no page of it open, no command of its learner): its cluster is frozen and uses no CPU, and wakes at its learner's next request (0: never)")
+	cmd.Flags().DurationVar(&sleep.Stop, "sleep-stop-after", session.DefaultSleepStopAfter, "when nobody has looked at a session for this long, stop its cluster and give its memory back, keeping it on disk; it starts again at its learner's next request, in a few seconds (0: never)")
 	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")
 	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
 	cmd.Flags().IntVar(&limits.Commands, "console-commands", app.DefaultConsoleCommands, "console commands one learner may run at once; one more is refused until one ends")

@@ -90,6 +90,36 @@ type Attempt struct {
 	// ClusterAtT0 is the PostgresCluster's UID just before chaos ran
 	// (sameCluster compares with it; with no chaos, Baseline.ClusterUID).
 	ClusterAtT0 string `json:"clusterAtT0,omitempty"`
+	// Away are the spans the attempt's session slept (package session:
+	// nobody looked at it, and its cluster was frozen or stopped). The
+	// learner was away and the cluster stood still: the attempt's clocks
+	// (the time to recovery, the exercise's time limit) do not count them.
+	Away []Span `json:"away,omitempty"`
+}
+
+// Span is a stretch of time, From up to To.
+type Span struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// AwayBetween is how much of the stretch from..to the attempt's session
+// slept.
+func (a *Attempt) AwayBetween(from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, s := range a.Away {
+		lo, hi := s.From, s.To
+		if lo.Before(from) {
+			lo = from
+		}
+		if hi.After(to) {
+			hi = to
+		}
+		if hi.After(lo) {
+			d += hi.Sub(lo)
+		}
+	}
+	return d
 }
 
 // Baseline is the part of the target's state an attempt can be reset to.
@@ -103,12 +133,13 @@ type Baseline struct {
 	OperatorReady bool   `json:"operatorReady"`
 }
 
-// Recovery is T1 − T0, or zero while either is unknown.
+// Recovery is T1 − T0 less the time the session slept in between (Away),
+// or zero while either is unknown.
 func (a *Attempt) Recovery() time.Duration {
 	if a.T0.IsZero() || a.T1.IsZero() {
 		return 0
 	}
-	return a.T1.Sub(a.T0)
+	return a.T1.Sub(a.T0) - a.AwayBetween(a.T0, a.T1)
 }
 
 // since is when evidence starts to count: T0 when there was chaos, else

@@ -123,8 +123,11 @@ func (s *Server) apiStart(c *gin.Context) {
 	s.reply(c, v, err)
 }
 
+// apiStatus answers the learner's page with their session, woken first
+// if it slept: the page asks when it opens.
 func (s *Server) apiStatus(c *gin.Context) {
-	v, err := s.cfg.Learning.Status(c.Request.Context(), session(c).ID)
+	id := session(c).ID
+	v, err := s.cfg.Learning.Wake(c.Request.Context(), id, s.progress(c, id))
 	s.reply(c, v, err)
 }
 

@@ -38,6 +38,10 @@ type SessionViews interface {
 	Session(ctx context.Context, id string) (*SessionRef, error)
 	// Status is the session's view, sent to the browser as JSON.
 	Status(ctx context.Context, id string) (any, error)
+	// Wake is the session's view once it is awake: a session nobody
+	// looked at for a while sleeps, and its learner's page wakes it,
+	// telling progress the step.
+	Wake(ctx context.Context, id string, progress func(Update)) (any, error)
 	// Timeline returns a page of the session's events after seq, oldest
 	// first: at most limit (the application's own page when 0, and never
 	// more than it), and whether more follow.
@@ -269,6 +273,9 @@ type SessionRef struct {
 	Active   bool      `json:"active"`
 	Exercise int       `json:"exercise"`
 	Created  time.Time `json:"created"`
+	// Asleep: nobody looked at the session for a while and its cluster
+	// sleeps; the page says it wakes it.
+	Asleep bool `json:"asleep,omitempty"`
 }
 
 // SummaryView is a session's summary page.

@@ -131,6 +131,11 @@ func (f *fakeLearning) Status(ctx context.Context, id string) (any, error) {
 	return f.Session(ctx, id)
 }
 
+func (f *fakeLearning) Wake(ctx context.Context, id string, _ func(Update)) (any, error) {
+	f.record("wake " + id)
+	return f.Session(ctx, id)
+}
+
 // Start makes the local learner's session alice-2, a member's
 // <learner>-<lab> when the lab is one of their class's.
 func (f *fakeLearning) Start(_ context.Context, learner, lab, lang string, progress func(Update)) (any, error) {

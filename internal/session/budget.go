@@ -147,8 +147,8 @@ func (m *Manager) Maintain(ctx context.Context) error {
 	}
 	var errs []error
 	for _, rec := range list {
-		if State(rec.State) == Provisioning || rec.Cluster == "" {
-			continue
+		if State(rec.State) == Provisioning || rec.Cluster == "" || asleepOf(rec.Data) != nil {
+			continue // a sleeping cluster answers nothing, and grows nothing
 		}
 		p, err := m.providerOf(rec.Provider)
 		if err != nil {

@@ -28,6 +28,10 @@ const (
 	KindQueue = "queue"
 	// KindExtended: an instructor gave the session more time (ExtendData).
 	KindExtended = "extended"
+	// KindSleep: nobody looked at the session for a while and its cluster
+	// was frozen or stopped (SleepData); KindWake: it woke (SleepData).
+	KindSleep = "sleep"
+	KindWake  = "wake"
 )
 
 // ExtendData is the detail of an extended event: the time added, and

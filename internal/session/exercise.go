@@ -32,6 +32,10 @@ func (m *Manager) open(ctx context.Context, id string, progress Progress) (*live
 	if err == nil {
 		err = m.settle(ctx, s, progress, false)
 	}
+	if err == nil {
+		m.seen(ctx, id)
+		err = m.wakeLocked(ctx, s, progress)
+	}
 	if err != nil {
 		unlock()
 		return nil, nil, err
@@ -205,7 +209,7 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	t1 := m.settleT1(ctx, e, s, &report)
 	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: jsonconv.Millis(report.Recovery),
 		T1: t1.At, T1Source: t1.Source, T1Evidence: t1.Evidence}
-	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a)) > ex.TimeLimit.Duration
+	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a))-a.AwayBetween(since(a), report.At) > ex.TimeLimit.Duration
 	if err := m.recordCheck(ctx, s, ex, report, res.Late, progress); err != nil {
 		return nil, err
 	}

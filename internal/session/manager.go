@@ -24,6 +24,7 @@ type Store interface {
 	AppendEvents(ctx context.Context, sessionID string, evs ...*store.Event) error
 	Session(ctx context.Context, id string) (store.Session, error)
 	Sessions(ctx context.Context, f store.Filter) ([]store.Session, error)
+	MarkSeen(ctx context.Context, id string, at time.Time) error
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]store.Event, error)
 	LatestEvents(ctx context.Context, sessionID string, f store.EventFilter, limit int) ([]store.Event, error)
 	LastEvent(ctx context.Context, sessionID string, f store.EventFilter) (store.Event, bool, error)
@@ -110,6 +111,8 @@ type Manager struct {
 	// holders are, per session, the PID that held its file lock before
 	// this Manager took it.
 	holders map[string]int
+	// marks space the writes of sessions being looked at (seen).
+	marks seenMarks
 }
 
 // New returns a Manager.
@@ -176,6 +179,10 @@ func (m *Manager) providerOf(name string) (*cluster.Provider, error) {
 // Provider returns the cluster provider of session id's cluster and the
 // cluster's name.
 func (m *Manager) Provider(ctx context.Context, id string) (*cluster.Provider, string, error) {
+	// Whoever asks for the cluster is about to talk to it.
+	if err := m.wake(ctx, id, nil); err != nil {
+		return nil, "", err
+	}
 	rec, err := m.record(ctx, id)
 	if err != nil {
 		return nil, "", err
@@ -219,6 +226,8 @@ type work struct {
 	T1Source string `json:"t1Source,omitempty"`
 	// Notice says what oplab did about a command that was interrupted.
 	Notice string `json:"notice,omitempty"`
+	// Asleep is set while the session sleeps (see Sleep).
+	Asleep *Asleep `json:"asleep,omitempty"`
 }
 
 // reset is w after its exercise was reset: the attempt, its hints and
@@ -226,7 +235,16 @@ type work struct {
 // limit, the time an instructor added, when it was claimed) stays.
 // notice, when set, says what was done.
 func (w work) reset(notice string) work {
-	return work{TimeLimit: w.TimeLimit, Extended: w.Extended, Claimed: w.Claimed, Notice: notice}
+	return work{TimeLimit: w.TimeLimit, Extended: w.Extended, Claimed: w.Claimed, Notice: notice, Asleep: w.Asleep}
+}
+
+// decodeWork decodes a stored session's working state (or a part of it)
+// into w; an empty state is the zero one.
+func decodeWork(data []byte, w any) error {
+	if len(data) == 0 {
+		return nil
+	}
+	return json.Unmarshal(data, w)
 }
 
 // live is a loaded session: the stored record, its decoded working state

@@ -132,6 +132,11 @@ func (m *Manager) Quiz(ctx context.Context, id, quizID string, answers quiz.Answ
 	if err == nil {
 		err = m.settle(ctx, s, nil, true)
 	}
+	if err == nil {
+		// Cluster questions are checked against the cluster.
+		m.seen(ctx, id)
+		err = m.wakeLocked(ctx, s, nil)
+	}
 	if err != nil {
 		return nil, err
 	}

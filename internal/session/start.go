@@ -214,11 +214,13 @@ func (m *Manager) deleteCluster(ctx context.Context, s *live) (bool, error) {
 	}
 	err = p.Delete(dctx, s.rec.Cluster)
 	if errors.Is(err, cluster.ErrNotFound) {
+		s.work.Asleep = nil
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("delete cluster %s: %w", s.rec.Cluster, err)
 	}
+	s.work.Asleep = nil // a cluster that is gone does not sleep
 	return true, nil
 }
 

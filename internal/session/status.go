@@ -53,7 +53,10 @@ type Status struct {
 	// Budget is what the session's cluster takes of its share of the
 	// machine, and the bound it ran into, if any; nil where the provider
 	// keeps no budget.
-	Budget  *Budget   `json:"budget,omitempty"`
+	Budget *Budget `json:"budget,omitempty"`
+	// Asleep is set while nobody looks at the session and its cluster
+	// sleeps (see Sleep); the learner's next request wakes it.
+	Asleep  *Asleep   `json:"asleep,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
 }
@@ -85,13 +88,16 @@ func (m *Manager) healID(ctx context.Context, id string) error {
 func (m *Manager) status(ctx context.Context, s *live) (*Status, error) {
 	ctx = context.WithoutCancel(ctx)
 	b := m.budgetOf(ctx, s)
+	if b != nil && s.work.Asleep != nil {
+		b.Trouble = nil // a stopped cluster's processes are down on purpose
+	}
 	s.troubled = b != nil && b.Trouble != nil
 	st := &Status{
 		ID: s.rec.ID, Learner: s.rec.Learner, Lab: s.rec.Lab, Cluster: s.rec.Cluster, Provider: s.rec.Provider, Lang: s.rec.Lang,
 		State: s.state(), Active: s.state().Active(), Actions: s.actions(), Exercise: s.rec.Exercise, ExerciseID: s.exerciseID(), Exercises: len(s.lab.Exercises),
 		ClusterLive: m.hasCluster(s), Attempt: attemptView(s.work.Attempt), HintsShown: s.work.Hints, Error: s.work.Error, Ended: s.work.Ended,
 		Notice: s.work.Notice, Created: s.rec.Created, Updated: s.rec.Updated, Extended: jsonconv.Millis(s.work.Extended),
-		Budget: b,
+		Budget: b, Asleep: s.work.Asleep,
 	}
 	if st.Attempt != nil {
 		st.Attempt.T1Source = s.work.T1Source
@@ -306,6 +312,10 @@ func (m *Manager) KubeconfigPath(ctx context.Context, id string) (string, error)
 // clusterOf returns session id's cluster: its provider and name;
 // ErrNoCluster when it has none.
 func (m *Manager) clusterOf(ctx context.Context, id string) (*cluster.Provider, string, error) {
+	// Whoever asks for the cluster is about to talk to it.
+	if err := m.wake(ctx, id, nil); err != nil {
+		return nil, "", err
+	}
 	s, err := m.load(ctx, id)
 	if err != nil {
 		return nil, "", err

@@ -27,13 +27,21 @@ type Attempt struct {
 	// T1Source says how T1 was found (T1Watched, T1Evidence, T1Check);
 	// set in a Status.
 	T1Source string `json:"t1Source,omitempty"`
+	// Away is how long the session slept since the attempt's clock began
+	// (T0, or its start without chaos) up to T1 or now: the page's clock
+	// leaves it out, as the time to recovery does.
+	Away jsonconv.Duration `json:"awayMs,omitempty"`
 }
 
 func attemptView(a *engine.Attempt) *Attempt {
 	if a == nil {
 		return nil
 	}
-	return &Attempt{Exercise: a.Exercise, Started: a.Started, T0: a.T0, T1: a.T1}
+	end := a.T1
+	if end.IsZero() {
+		end = time.Now()
+	}
+	return &Attempt{Exercise: a.Exercise, Started: a.Started, T0: a.T0, T1: a.T1, Away: jsonconv.Millis(a.AwayBetween(since(a), end))}
 }
 
 // Result kinds.
@@ -127,6 +135,7 @@ type Event struct {
 	Cluster  *ClusterData      `json:"cluster,omitempty"`    // cluster
 	Queue    *QueueData        `json:"queue,omitempty"`      // queue
 	Extended *Extension        `json:"extended,omitempty"`   // extended
+	Sleep    *SleepData        `json:"sleep,omitempty"`      // sleep, wake
 	// Error says why a step or chaos failed.
 	Error string `json:"error,omitempty"`
 }
@@ -184,6 +193,11 @@ func eventView(ev store.Event) Event {
 		var d ExtendData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			v.Extended = &Extension{By: jsonconv.Millis(d.By), Total: jsonconv.Millis(d.Total), Reason: d.Reason}
+		}
+	case KindSleep, KindWake:
+		var d SleepData
+		if json.Unmarshal(ev.Data, &d) == nil {
+			v.Sleep = &d
 		}
 	case KindWatch:
 		var d WatchData

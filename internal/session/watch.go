@@ -168,8 +168,8 @@ func (w *Watcher) Poll(ctx context.Context) {
 // time, and records or clears T1 when the run of passes says so.
 func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 	var wk work
-	if json.Unmarshal(rec.Data, &wk) != nil || wk.Attempt == nil || wk.Pending != nil {
-		return
+	if json.Unmarshal(rec.Data, &wk) != nil || wk.Attempt == nil || wk.Pending != nil || wk.Asleep != nil {
+		return // asleep, the cluster stands still: nothing to see
 	}
 	a := wk.Attempt
 	l, err := w.m.Lab(rec.Lab)

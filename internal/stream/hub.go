@@ -165,6 +165,15 @@ func (h *Hub) Subscribe(key string, from From) (*Subscription, error) {
 	return t.join(from), nil
 }
 
+// Watched reports whether key's stream has a subscriber now: someone
+// watches what it carries.
+func (h *Hub) Watched(key string) bool {
+	h.mu.Lock()
+	t := h.topics[key]
+	h.mu.Unlock()
+	return t != nil && t.watched()
+}
+
 // start runs up as key's topic; prev is the topic it replaces, whose
 // upstream is waited for first so that two never run for one key.
 func (h *Hub) start(key string, up Upstream, prev *topic) *topic {

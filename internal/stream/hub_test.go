@@ -279,7 +279,13 @@ func TestUpstreamLifecycle(t *testing.T) {
 	if starts, stops := src.counts(); starts != 1 || stops != 0 {
 		t.Errorf("with a subscriber left: %d starts, %d stops; want 1, 0", starts, stops)
 	}
+	if !h.Watched("k") || h.Watched("other") {
+		t.Errorf("with a subscriber left: watched %v, another key %v; want true, false", h.Watched("k"), h.Watched("other"))
+	}
 	subs[0].Close()
+	if h.Watched("k") {
+		t.Error("with no subscriber left (the upstream in its grace period): watched, want not")
+	}
 	// Back within the grace period: the same upstream goes on.
 	again := subscribe(t, h, From{})
 	time.Sleep(300 * time.Millisecond)

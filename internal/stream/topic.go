@@ -148,6 +148,12 @@ func (t *topic) idleSince(leave uint64) bool {
 	return len(t.subs) == 0 && t.leaves == leave
 }
 
+func (t *topic) watched() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.subs) > 0
+}
+
 func (t *topic) isEnded() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -222,8 +222,11 @@ function clock() {
   const att = status?.attempt;
   const t0 = ms(att?.t0);
   const t1 = ms(att?.t1);
-  if (t0 && t1) c.textContent = t('lab.recovered', { d: duration(t1 - t0) });
-  else if (t0) c.textContent = t('lab.sincet0', { d: duration(Date.now() - t0) });
+  // The time the session slept is not the learner's: the clock leaves it
+  // out, as the time to recovery does.
+  const away = att?.awayMs || 0;
+  if (t0 && t1) c.textContent = t('lab.recovered', { d: duration(t1 - t0 - away) });
+  else if (t0) c.textContent = t('lab.sincet0', { d: duration(Date.now() - t0 - away) });
   else c.textContent = '';
   c.classList.toggle('live', Boolean(t0 && !t1));
 }
@@ -436,6 +439,23 @@ if (session && main.dataset.active === 'true') {
     $('start-note').textContent = t('lab.starting');
     starting = true;
     listen(session);
+  } else if (main.dataset.asleep === 'true') {
+    // Nobody looked at the session for a while and its cluster sleeps:
+    // asking for it wakes it, and the waking is a step like a start's.
+    $('start').disabled = true;
+    $('start-note').textContent = t('lab.waking');
+    startedAt = Date.now();
+    stepTimer = setInterval(tickSteps, 200);
+    listen(session)
+      .then(() => call('GET', `/api/sessions/${encodeURIComponent(session)}`))
+      .then(enter, (e) => {
+        $('start-note').textContent = '';
+        note(e.message, true);
+      })
+      .finally(() => {
+        clearInterval(stepTimer);
+        tickSteps();
+      });
   } else {
     call('GET', `/api/sessions/${encodeURIComponent(session)}`).then(enter, (e) => note(e.message, true));
   }

@@ -39,6 +39,9 @@ type ServerConfig struct {
 	Logger    *slog.Logger
 	// Expire ends live sessions past its limits (see session.Expire).
 	Expire session.ExpireOptions
+	// Sleep puts to sleep the sessions nobody looks at (see
+	// session.Sleep); its Watched is the server's own.
+	Sleep session.SleepOptions
 	// Warm keeps warm sessions ready (see app.PoolOptions).
 	Warm app.PoolOptions
 	// Serving is what app.CheckServe allowed; App.DefaultServing when nil.
@@ -65,7 +68,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 			return nil, nil, err
 		}
 	}
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Warm: c.Warm, Serving: c.Serving, Leader: c.Leader})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Sleep: c.Sleep, Warm: c.Warm, Serving: c.Serving, Leader: c.Leader})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -101,6 +101,7 @@ func (w *Web) Session(ctx context.Context, id string) (*server.SessionRef, error
 		return nil, webErr(err)
 	}
 	r := ref(st.ID, st.Learner, st.Lab, st.State, st.Exercise, st.Created)
+	r.Asleep = st.Asleep != nil
 	return &r, nil
 }
 
@@ -136,6 +137,10 @@ func status[T any](v *T, err error) (any, error) {
 
 func (w *Web) Status(ctx context.Context, id string) (any, error) {
 	return status(w.a.Status(ctx, id))
+}
+
+func (w *Web) Wake(ctx context.Context, id string, p func(server.Update)) (any, error) {
+	return status(w.a.Wake(ctx, id, progress(p)))
 }
 
 func (w *Web) Start(ctx context.Context, learner, labID, l string, p func(server.Update)) (any, error) {

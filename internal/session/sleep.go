@@ -1,0 +1,324 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/store"
+)
+
+// A session nobody looks at sleeps: no page of it is open and no command
+// of its learner came for a while. Its cluster is first frozen (its
+// processes keep their memory and use no CPU; it wakes at once), and,
+// later, stopped (its memory given back, its state kept on disk; it wakes
+// in seconds, from its directory). The next request of its learner wakes
+// it before it is answered, with a step the page shows.
+//
+// Asleep, a session's cluster stands still, and so does its learner's
+// clock: the time asleep while a fault is live is left out of the time to
+// recovery and of the exercise's time limit (engine.Attempt.Away). The
+// session's own limit and its idle expiry still run: a class's time is
+// the wall clock's.
+
+// Defaults of oplab serve: frozen after ten minutes nobody looked, stopped
+// after half an hour.
+const (
+	DefaultSleepAfter     = 10 * time.Minute
+	DefaultSleepStopAfter = 30 * time.Minute
+)
+
+// SleepOptions say when a session nobody looks at sleeps.
+type SleepOptions struct {
+	// Freeze: nobody looked at the session for this long, its cluster is
+	// frozen; zero never freezes one.
+	Freeze time.Duration
+	// Stop: nobody looked at it for this long, its cluster is stopped and
+	// its memory given back; zero never stops one. Warm sessions, whose
+	// point is to be ready at once, are frozen at the most.
+	Stop time.Duration
+	// Watched reports whether a page follows session id now (one of its
+	// live streams has a viewer): it is being looked at. Nil: none is.
+	Watched func(id string) bool
+}
+
+// Asleep says how a session sleeps.
+type Asleep struct {
+	// Since is when it fell asleep.
+	Since time.Time `json:"since"`
+	// Stopped: its cluster's processes are stopped and their memory given
+	// back; else they are frozen.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+// SleepData is the detail of a sleep or wake event.
+type SleepData struct {
+	// Stopped: the cluster was stopped (a sleep event), or woke from
+	// being stopped (a wake event); else frozen.
+	Stopped bool `json:"stopped,omitempty"`
+	// Since is when the session fell asleep (a wake event).
+	Since time.Time `json:"since,omitzero"`
+	// Took is how long the cluster took to wake (a wake event), in ms.
+	Took int64 `json:"tookMs,omitempty"`
+}
+
+// seenEvery is how often at most a session's being looked at is written
+// to the store: a page reads its status every few seconds.
+const seenEvery = 15 * time.Second
+
+// seenMarks are, per session, when this process last wrote that it was
+// looked at.
+type seenMarks struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// seen records that someone looks at session id now: its sleep is put
+// off. Writes are spaced by seenEvery.
+func (m *Manager) seen(ctx context.Context, id string) {
+	now := time.Now()
+	m.marks.mu.Lock()
+	if m.marks.last == nil {
+		m.marks.last = map[string]time.Time{}
+	}
+	if now.Sub(m.marks.last[id]) < seenEvery {
+		m.marks.mu.Unlock()
+		return
+	}
+	m.marks.last[id] = now
+	m.marks.mu.Unlock()
+	if err := m.o.Store.MarkSeen(context.WithoutCancel(ctx), id, now); err != nil {
+		m.log.Warn("mark a session seen", "session", id, "err", err)
+	}
+}
+
+// lastSeen is when someone last looked at rec's session: a mark, its
+// learner's claim of it (a warm session), or its start.
+func lastSeen(rec store.Session, wk work) time.Time {
+	t := rec.Created
+	for _, at := range []time.Time{rec.Seen, wk.Claimed} {
+		if at.After(t) {
+			t = at
+		}
+	}
+	return t
+}
+
+// Sleep puts to sleep the live sessions nobody has looked at for long
+// enough (see SleepOptions), deepening a frozen one's sleep into a stop
+// when its time comes, and returns the ids of those it put to sleep. A
+// session being worked on right now, or whose provider cannot sleep, is
+// left awake.
+func (m *Manager) Sleep(ctx context.Context, o SleepOptions) ([]string, error) {
+	if o.Freeze <= 0 && o.Stop <= 0 {
+		return nil, nil
+	}
+	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise), string(Completed)}})
+	if err != nil {
+		return nil, err
+	}
+	var (
+		slept []string
+		errs  []error
+	)
+	for _, rec := range list {
+		if rec.Cluster == "" || pendingOf(rec.Data) != nil {
+			continue
+		}
+		if o.Watched != nil && o.Watched(rec.ID) {
+			m.seen(ctx, rec.ID)
+			continue
+		}
+		var wk work
+		if err := decodeWork(rec.Data, &wk); err != nil {
+			continue
+		}
+		stop, ok := o.due(rec, wk, time.Now())
+		if !ok {
+			continue
+		}
+		unlock, locked := m.tryLock(rec.ID)
+		if !locked {
+			continue
+		}
+		did, err := m.sleepLocked(ctx, rec.ID, o, stop)
+		unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", rec.ID, err))
+		}
+		if did {
+			slept = append(slept, rec.ID)
+		}
+	}
+	return slept, errors.Join(errs...)
+}
+
+// due says whether rec's session should sleep deeper than it does at now,
+// and whether that sleep is a stop.
+func (o SleepOptions) due(rec store.Session, wk work, now time.Time) (stop, ok bool) {
+	idle := now.Sub(lastSeen(rec, wk))
+	if o.Stop > 0 && idle >= o.Stop && !IsPool(rec.Learner) && (wk.Asleep == nil || !wk.Asleep.Stopped) {
+		return true, true
+	}
+	if o.Freeze > 0 && idle >= o.Freeze && wk.Asleep == nil {
+		return false, true
+	}
+	return false, false
+}
+
+// sleepLocked puts session id, which the caller holds locked, to sleep if,
+// read again, it is still due.
+func (m *Manager) sleepLocked(ctx context.Context, id string, o SleepOptions, stop bool) (bool, error) {
+	s, err := m.load(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	if !s.state().Active() && s.state() != Completed || s.state() == Provisioning || s.work.Pending != nil || !m.hasCluster(s) {
+		return false, nil
+	}
+	if st, ok := o.due(s.rec, s.work, time.Now()); !ok || st != stop {
+		return false, nil
+	}
+	p, err := m.providerOf(s.rec.Provider)
+	if err != nil {
+		return false, err
+	}
+	if !p.Info().Capabilities.Sleeps {
+		return false, nil
+	}
+	since := time.Now().UTC()
+	if a := s.work.Asleep; a != nil {
+		since = a.Since // frozen, and now stopped: one sleep
+	}
+	msg := "asleep: nobody looked at it for a while; its cluster is frozen"
+	if stop {
+		err = p.Stop(ctx, s.rec.Cluster)
+		msg = "asleep: nobody looked at it for a while; its cluster is stopped and its memory given back"
+	} else {
+		err = p.Freeze(ctx, s.rec.Cluster)
+	}
+	if err != nil {
+		if errors.Is(err, cluster.ErrUnsupported) {
+			return false, nil // a cluster made without a group
+		}
+		return false, err
+	}
+	s.work.Asleep = &Asleep{Since: since, Stopped: stop}
+	ev := newEvent(KindSleep, s.exerciseID(), msg, SleepData{Stopped: stop})
+	if err := m.save(ctx, s, nil, ev); err != nil {
+		return false, err
+	}
+	m.log.Info("session asleep", "session", id, "stopped", stop)
+	return true, nil
+}
+
+// Wake wakes session id if it sleeps and says that someone looks at it,
+// then returns its view: what a page of the session or a command of its
+// learner does before anything else. Progress hears the waking as a step.
+func (m *Manager) Wake(ctx context.Context, id string, progress Progress) (*Status, error) {
+	if err := m.wake(ctx, id, progress); err != nil {
+		return nil, err
+	}
+	return m.Status(ctx, id)
+}
+
+// wake says that someone looks at session id and wakes it if it sleeps;
+// the caller does not hold its lock.
+func (m *Manager) wake(ctx context.Context, id string, progress Progress) error {
+	m.seen(ctx, id)
+	rec, err := m.record(ctx, id)
+	if err != nil || asleepOf(rec.Data) == nil {
+		return err
+	}
+	unlock, err := m.lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, err := m.load(ctx, id)
+	if err != nil {
+		return err
+	}
+	return m.wakeLocked(ctx, s, progress)
+}
+
+// wakeLocked wakes s, which the caller holds locked, if it sleeps: its
+// cluster thawed or started again, and the time asleep left out of the
+// live fault's clock.
+func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) error {
+	a := s.work.Asleep
+	if a == nil {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx) // half a wake helps nobody
+	p, err := m.providerOf(s.rec.Provider)
+	if err != nil {
+		return err
+	}
+	rep := m.stepReporter(ctx, s.rec.ID, s.exerciseID(), progress)
+	step := StepData{Phase: "wake", Message: "Waking your cluster"}
+	if a.Stopped {
+		step.Message = "Starting your cluster again from where you left it"
+	}
+	rep(step)
+	began := time.Now()
+	if a.Stopped {
+		err = p.Start(ctx, s.rec.Cluster)
+	} else {
+		err = p.Thaw(ctx, s.rec.Cluster)
+	}
+	step.Done, step.Elapsed = true, time.Since(began)
+	if err != nil {
+		step.Error = err.Error()
+		rep(step)
+		return fmt.Errorf("wake session %s: %w", s.rec.ID, err)
+	}
+	rep(step)
+	now := time.Now().UTC()
+	// The learner was away and the cluster stood still: a fault's clock
+	// does not run while it sleeps.
+	if at := s.work.Attempt; at != nil && at.T1.IsZero() {
+		at.Away = append(at.Away, engine.Span{From: a.Since, To: now})
+	}
+	s.work.Asleep = nil
+	// The engine's clients of the sleeping cluster may hold connections
+	// to processes that are gone.
+	if a.Stopped {
+		m.forget(s.rec.ID)
+	}
+	msg := fmt.Sprintf("awake after %s asleep (woke in %s)", now.Sub(a.Since).Round(time.Second), step.Elapsed.Round(time.Millisecond))
+	ev := newEvent(KindWake, s.exerciseID(), msg, SleepData{Stopped: a.Stopped, Since: a.Since, Took: step.Elapsed.Milliseconds()})
+	m.log.Info("session woke", "session", s.rec.ID, "stopped", a.Stopped, "took", step.Elapsed)
+	return m.save(ctx, s, progress, ev)
+}
+
+// Stopped counts the live sessions asleep with their clusters stopped:
+// they hold no memory, and admission does not count them.
+func (m *Manager) Stopped(ctx context.Context) (int, error) {
+	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise)}})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, rec := range list {
+		if a := asleepOf(rec.Data); a != nil && a.Stopped {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// asleepOf reads how a stored session sleeps, nil when it is awake.
+func asleepOf(data []byte) *Asleep {
+	var w struct {
+		Asleep *Asleep `json:"asleep"`
+	}
+	if decodeWork(data, &w) != nil {
+		return nil
+	}
+	return w.Asleep
+}

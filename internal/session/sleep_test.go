@@ -1,0 +1,202 @@
+package session
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"oplab.dev/oplab/internal/budget"
+	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/engine"
+	"oplab.dev/oplab/internal/store"
+	"oplab.dev/oplab/internal/walltest"
+)
+
+// TestSleepAndWake: a learner breaks the rbac lab's cluster and walks away.
+// Nobody looks, so the session sleeps (frozen), and a server started
+// again finds it asleep and deepens its sleep (stopped, its memory given
+// back). The learner comes back: a page and a check ask at the same
+// moment, and the session wakes once, with everything the learner made
+// and the fault still live. They repair it, and the time to recovery
+// leaves out the time the session slept.
+func TestSleepAndWake(t *testing.T) {
+	bin := labBinDir(t)
+	ctx := t.Context()
+	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	data := t.TempDir()
+	p, err := cluster.NewProvider(cluster.ProviderWithBudget(budget.Default), cluster.ProviderWithEmbedded(bin, data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	walltest.Require(t, walltest.Budget, walltest.Contained(p.Contained()))
+	opts := Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()}
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := m.Start(ctx, StartOptions{Learner: "alice", Lab: "rbac"}, nil)
+	if s != nil {
+		defer func() {
+			if _, err := m.Stop(context.WithoutCancel(ctx), s.ID, "", nil); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		}()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := p.RESTConfig(s.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := admin.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mine"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	chaos, err := m.Chaos(ctx, s.ID, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := chaos.Attempt.T0
+
+	// A page open keeps it awake, however long nobody else asked.
+	watched := func(id string) bool { return id == s.ID }
+	if slept, err := m.Sleep(ctx, SleepOptions{Freeze: time.Nanosecond, Watched: watched}); err != nil || len(slept) > 0 {
+		t.Fatalf("watched: slept %v (%v), want none", slept, err)
+	}
+	// The learner closes the page: it sleeps.
+	fell := time.Now()
+	if slept, err := m.Sleep(ctx, SleepOptions{Freeze: time.Nanosecond}); err != nil || len(slept) != 1 || slept[0] != s.ID {
+		t.Fatalf("nobody looking: slept %v (%v), want %s", slept, err, s.ID)
+	}
+	asleep, err := m.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asleep.Asleep == nil || asleep.Asleep.Stopped || asleep.Budget == nil || asleep.Budget.Trouble != nil {
+		t.Fatalf("frozen: asleep %+v, budget %+v; want frozen, with no trouble", asleep.Asleep, asleep.Budget)
+	}
+	if slept, err := m.Sleep(ctx, SleepOptions{Freeze: time.Nanosecond}); err != nil || len(slept) > 0 {
+		t.Fatalf("frozen already: slept %v (%v), want none", slept, err)
+	}
+	time.Sleep(2 * time.Second) // away
+
+	// The server starts again: another Manager on the same store and
+	// clusters finds the session asleep, and stops its cluster.
+	m2, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slept, err := m2.Sleep(ctx, SleepOptions{Freeze: time.Nanosecond, Stop: time.Nanosecond}); err != nil || len(slept) != 1 {
+		t.Fatalf("asleep for longer: slept %v (%v), want the session stopped", slept, err)
+	}
+	if cs, err := p.Status(ctx, s.Cluster); err != nil || cs.State != cluster.StateStopped {
+		t.Fatalf("stopped asleep: the cluster is %s (%v), want stopped", cs.State, err)
+	}
+	deeper, err := m2.Status(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deeper.Asleep == nil || !deeper.Asleep.Stopped || !deeper.Asleep.Since.Equal(asleep.Asleep.Since) {
+		t.Fatalf("stopped: asleep %+v, want stopped since it first fell asleep (%v)", deeper.Asleep, asleep.Asleep.Since)
+	}
+	if n, err := m2.Stopped(ctx); err != nil || n != 1 {
+		t.Errorf("sessions stopped asleep: %d (%v), want 1 (admission does not count them)", n, err)
+	}
+
+	// The learner comes back: their page and a check at once.
+	back := time.Now()
+	var (
+		wg       sync.WaitGroup
+		checkErr error
+		woke     *Status
+		wakeErr  error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		_, checkErr = m2.Check(ctx, s.ID, nil)
+	}()
+	go func() {
+		defer wg.Done()
+		woke, wakeErr = m2.Wake(ctx, s.ID, nil)
+	}()
+	wg.Wait()
+	if checkErr != nil || wakeErr != nil {
+		t.Fatalf("a check and a page at once: %v, %v", checkErr, wakeErr)
+	}
+	t.Logf("woke from disk, and checked, in %s", time.Since(back).Round(time.Millisecond))
+	if woke.Asleep != nil {
+		t.Fatalf("woken: still asleep %+v", woke.Asleep)
+	}
+	evs, err := st.LatestEvents(ctx, s.ID, store.EventFilter{Kinds: []string{KindSleep, KindWake}}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, ev := range evs {
+		kinds = append(kinds, ev.Kind)
+	}
+	if len(kinds) != 3 || kinds[0] != KindSleep || kinds[1] != KindSleep || kinds[2] != KindWake {
+		t.Errorf("sleep and wake events, oldest first: %v, want two sleeps, then one wake", kinds)
+	}
+	if _, err := admin.CoreV1().ConfigMaps("default").Get(ctx, "mine", metav1.GetOptions{}); err != nil {
+		t.Errorf("woken: the learner's ConfigMap: %v", err)
+	}
+	away := woke.Attempt.Away.Duration()
+	if away < 2*time.Second || away > time.Since(fell) {
+		t.Errorf("time asleep: %s, want at least the 2 s away and at most the %s since it fell asleep", away, time.Since(fell))
+	}
+
+	// The fault is still live; the learner repairs it.
+	l, err := m2.Lab("rbac")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.Target{Config: cfg, Provider: p, Cluster: s.Cluster, BinDir: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := m2.load(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Solve(ctx, l, live.work.Attempt, nil); err != nil {
+		t.Fatal(err)
+	}
+	var res *CheckResult
+	for deadline := time.Now().Add(4 * time.Minute); ; time.Sleep(time.Second) {
+		if res, err = m2.Check(ctx, s.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		if res.Passed || time.Now().After(deadline) {
+			break
+		}
+		for _, r := range res.Report.Results {
+			if !r.Passed {
+				t.Logf("%s after the repair: %s: %s", time.Since(back).Round(time.Second), r.Kind, r.Reason)
+			}
+		}
+	}
+	if !res.Passed {
+		t.Fatalf("after the repair: %+v", res.Report)
+	}
+	if !res.T1.After(back) {
+		t.Fatalf("T1 %v, want after the learner came back at %v", res.T1, back)
+	}
+	want := (res.T1.Sub(t0) - away).Round(time.Millisecond)
+	if got := res.Recovery.Duration(); got < want-time.Millisecond || got > want+time.Millisecond {
+		t.Errorf("time to recovery: got %s, want T1 − T0 less the %s asleep = %s", got, away, want)
+	}
+	t.Logf("T1 − T0 %s, asleep %s, time to recovery %s", res.T1.Sub(t0).Round(time.Millisecond), away.Round(time.Millisecond), res.Recovery.Duration())
+}
