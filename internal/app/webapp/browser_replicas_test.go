@@ -102,10 +102,10 @@ func TestLogResumesOnAnotherServer(t *testing.T) {
 		t.Errorf("time to recovery found by %q, want %q (the surviving server watches the goals)", rec.T1Source, session.T1Watched)
 	}
 	broke := chaosAt(t, second, id, "delete-primary")
-	if ttr := time.Duration(rec.Recovery) * time.Millisecond; ttr <= 0 || ttr > checked.Sub(broke) {
+	if ttr := rec.Recovery.Duration(); ttr <= 0 || ttr > checked.Sub(broke) {
 		t.Errorf("time to recovery %v, want more than 0 and at most the %v from the fault to the check", ttr, checked.Sub(broke))
 	}
-	t.Logf("the page was back on the second server %v after the first died; time to recovery %v", time.Since(killed).Round(time.Second), time.Duration(rec.Recovery)*time.Millisecond)
+	t.Logf("the page was back on the second server %v after the first died; time to recovery %v", time.Since(killed).Round(time.Second), rec.Recovery.Duration())
 	if e := errs.List(); len(e) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(e, "\n"))
 	}

@@ -315,7 +315,7 @@ func recoveredIn(ctx context.Context, s *site, id string, ms int64) error {
 			switch {
 			case e.Kind == session.KindChaos:
 				chaos = true
-			case e.Kind == session.KindRecovered && chaos && int64(e.Recovery) == ms:
+			case e.Kind == session.KindRecovered && chaos && e.Recovery.Duration().Milliseconds() == ms:
 				recovered = true
 			}
 			after = e.Seq
