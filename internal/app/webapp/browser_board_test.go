@@ -107,7 +107,7 @@ func TestBrowserBoardActions(t *testing.T) {
 		pressed(`board-note`, `#extend-selected`),
 		bt.TextContains(`#board-note`, "Tick the learners to extend first."))
 	step(ada, "Extend the selected extends the ticked learner", time.Minute,
-		chromedp.Click(row+` input[data-select]`),
+		clicked(row+` input[data-select]`),
 		chromedp.Poll[chromedp.Void](`document.querySelector('`+row+` input[data-select]').checked`),
 		chromedp.SetValue(`#extend-minutes`, "7"),
 		pressed(`board-note`, `#extend-selected`),
@@ -181,15 +181,23 @@ func graceSession(t *testing.T, s *site) string {
 	return ""
 }
 
-// pressed empties the note with id note, then clicks sel: the note the
-// press leaves is then its own, not an earlier one's. The board draws its
-// rows anew on every event of the class, so the button found may be gone
-// before the mouse reaches it; the click is tried again on the new one.
+// pressed empties the note with id note, then clicks sel (see clicked):
+// the note the press leaves is then its own, not an earlier one's.
 func pressed(note, sel string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		if _, err := chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.getElementById(%q).textContent = ''`, note))(ctx, tg); err != nil {
 			return err
 		}
+		_, err := clicked(sel)(ctx, tg)
+		return err
+	})
+}
+
+// clicked clicks sel. The board draws its rows anew on every event of the
+// class, so the node found may be gone before the mouse reaches it; the
+// click is tried again on the new one.
+func clicked(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		for {
 			_, err := chromedp.Steps(chromedp.WaitVisible(sel), chromedp.Click(sel))(ctx, tg)
 			if err == nil || ctx.Err() != nil || !gone(err) {
