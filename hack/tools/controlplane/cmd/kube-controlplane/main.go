@@ -383,5 +383,11 @@ func kwok(ctx context.Context, args []string) (component, error) {
 	cmd.Version = ""
 	cmd.PersistentFlags().AddFlagSet(flags)
 	cmd.SetArgs(args)
-	return component{run: func() error { return cmd.ExecuteContext(ctx) }}, nil
+	return component{run: func() error {
+		if err := releasePredecessorLeases(ctx, args); err != nil {
+			// KWOK still takes its nodes over, once their leases expire.
+			klog.ErrorS(err, "Could not release the node leases a previous KWOK held")
+		}
+		return cmd.ExecuteContext(ctx)
+	}}, nil
 }
