@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/room"
+	"oplab.dev/oplab/internal/session"
+)
+
+// BenchmarkWake measures a sleeping failover session woken by its
+// learner's next request (App.Wake, what a page or a command does first):
+// from memory (its cell frozen: ms-frozen) and from disk (its cell stopped
+// and started again from its directory: ms-stopped), p50 and p99 over the
+// runs, and what the session costs while it sleeps frozen, measured as
+// admission measures a cluster (room.Meter: the CPU of its processes over
+// ten seconds, and their PSS): the targets are under 2 s from memory,
+// under 5 s from disk, and 0 millicores asleep.
+//
+//	go test -run '^$' -bench Wake -benchtime 10x -count 1 ./internal/app/
+func BenchmarkWake(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	a, err := Open(ctx, Config{DataDir: dir, BinDir: clustertest.BinDir(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	if !a.clusters.Info().Capabilities.Sleeps {
+		b.Skip("this machine's clusters cannot sleep: no cell with a control group (see docs/security.md, the budget)")
+	}
+	st, err := a.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.sessions.Stop(ctx, st.ID, "the benchmark ended", nil)
+	m, err := room.NewMeter(room.MeterOptions{ClusterDir: filepath.Join(dir, "clusters")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// sleep puts the session to sleep as housekeeping does once nobody
+	// looked at it for long enough, here at once.
+	sleep := func(o session.SleepOptions) {
+		b.Helper()
+		if slept, err := a.sessions.Sleep(ctx, o); err != nil || len(slept) != 1 {
+			b.Fatalf("sleep: %v, %v; want the session asleep", slept, err)
+		}
+	}
+	wake := func() time.Duration {
+		b.Helper()
+		began := time.Now()
+		s, err := a.Wake(ctx, st.ID, nil)
+		took := time.Since(began)
+		if err != nil || s.Asleep != nil {
+			b.Fatalf("wake: %v (asleep %+v)", err, s)
+		}
+		return took
+	}
+	var frozen, stopped []time.Duration
+	var asleep room.Cost
+	for b.Loop() {
+		time.Sleep(5 * time.Second) // past the last wake's work
+		sleep(session.SleepOptions{Freeze: time.Nanosecond})
+		if asleep.Clusters == 0 {
+			if _, err := m.Clusters(ctx); err != nil {
+				b.Fatal(err)
+			}
+			time.Sleep(10 * time.Second)
+			per, err := m.Clusters(ctx)
+			if err != nil || len(per) != 1 {
+				b.Fatalf("got clusters %v, %v; want alice's", per, err)
+			}
+			for _, c := range per {
+				asleep, asleep.Clusters = c, 1
+			}
+		}
+		frozen = append(frozen, wake())
+		time.Sleep(5 * time.Second)
+		sleep(session.SleepOptions{Freeze: time.Nanosecond, Stop: time.Nanosecond})
+		stopped = append(stopped, wake())
+	}
+	reportQuantiles(b, frozen, "ms-frozen")
+	reportQuantiles(b, stopped, "ms-stopped")
+	b.ReportMetric(asleep.CPU*1000, "millicores/asleep")
+	b.ReportMetric(float64(asleep.Memory)/room.MiB, "MiB/asleep")
+}
+
+// reportQuantiles reports the p50 and p99 of all, in milliseconds, as
+// unit-p50 and unit-p99.
+func reportQuantiles(b *testing.B, all []time.Duration, unit string) {
+	b.Helper()
+	if len(all) == 0 {
+		return
+	}
+	slices.Sort(all)
+	q := func(p float64) float64 {
+		i := int(p*float64(len(all))+0.999999) - 1
+		return float64(all[max(i, 0)].Microseconds()) / 1000
+	}
+	b.ReportMetric(q(0.5), unit+"-p50")
+	b.ReportMetric(q(0.99), unit+"-p99")
+}
