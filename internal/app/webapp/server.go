@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"time"
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/console"
@@ -42,6 +43,9 @@ type ServerConfig struct {
 	// Sleep puts to sleep the sessions nobody looks at (see
 	// session.Sleep); its Watched is the server's own.
 	Sleep session.SleepOptions
+	// HousekeepingEvery is how often expiry and sleep are looked at;
+	// app.DefaultHousekeepingEvery when zero.
+	HousekeepingEvery time.Duration
 	// Warm keeps warm sessions ready (see app.PoolOptions).
 	Warm app.PoolOptions
 	// Serving is what app.CheckServe allowed; App.DefaultServing when nil.
@@ -68,7 +72,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 			return nil, nil, err
 		}
 	}
-	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Sleep: c.Sleep, Warm: c.Warm, Serving: c.Serving, Leader: c.Leader})
+	w, err := New(ctx, a, Options{BinDir: c.BinDir, ConsoleLimits: c.ConsoleLimits, Logger: c.Logger, Expire: c.Expire, Sleep: c.Sleep, HousekeepingEvery: c.HousekeepingEvery, Warm: c.Warm, Serving: c.Serving, Leader: c.Leader})
 	if err != nil {
 		return nil, nil, err
 	}
