@@ -111,6 +111,11 @@ func (m *Manager) claimOne(ctx context.Context, id string, o StartOptions, progr
 		}
 		return nil, fmt.Errorf("claim warm session %s: %w", id, err)
 	}
+	// A warm session nobody claimed for a while sleeps, frozen: the
+	// learner's start wakes it, in milliseconds.
+	if err := m.wakeLocked(ctx, s, progress); err != nil {
+		return nil, err
+	}
 	if o.Created != nil {
 		// The session is the learner's now, whatever its hook says.
 		if err := o.Created(ctx, id); err != nil {

@@ -268,8 +268,16 @@ func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) er
 	began := time.Now()
 	if a.Stopped {
 		err = p.Start(ctx, s.rec.Cluster)
-	} else {
-		err = p.Thaw(ctx, s.rec.Cluster)
+	} else if err = p.Thaw(ctx, s.rec.Cluster); err != nil {
+		// The machine restarted while the session slept frozen, and took
+		// the frozen processes and their group with it: its directory is
+		// all there is, and it starts again from it.
+		if cs, serr := p.Status(ctx, s.rec.Cluster); serr == nil && cs.State == cluster.StateStopped {
+			step.Message = "Starting your cluster again from where you left it"
+			rep(step)
+			err = p.Start(ctx, s.rec.Cluster)
+			a.Stopped = true
+		}
 	}
 	step.Done, step.Elapsed = true, time.Since(began)
 	if err != nil {

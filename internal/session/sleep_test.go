@@ -24,22 +24,12 @@ import (
 // back). The learner comes back: a page and a check ask at the same
 // moment, and the session wakes once, with everything the learner made
 // and the fault still live. They repair it, and the time to recovery
-// leaves out the time the session slept.
+// leaves out the time the session slept. Asleep again, frozen, the machine
+// restarts: the next request starts the cluster from its directory.
 func TestSleepAndWake(t *testing.T) {
-	bin := labBinDir(t)
 	ctx := t.Context()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.FileName))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	data := t.TempDir()
-	p, err := cluster.NewProvider(cluster.ProviderWithBudget(budget.Default), cluster.ProviderWithEmbedded(bin, data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	walltest.Require(t, walltest.Budget, walltest.Contained(p.Contained()))
-	opts := Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()}
+	opts, p := sleepOptions(t)
+	st, bin := opts.Store.(*store.DB), opts.BinDir
 	m, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -199,4 +189,76 @@ func TestSleepAndWake(t *testing.T) {
 		t.Errorf("time to recovery: got %s, want T1 − T0 less the %s asleep = %s", got, away, want)
 	}
 	t.Logf("T1 − T0 %s, asleep %s, time to recovery %s", res.T1.Sub(t0).Round(time.Millisecond), away.Round(time.Millisecond), res.Recovery.Duration())
+
+	// Asleep frozen when the machine restarts: the frozen processes and
+	// their group are gone, the session still says frozen, and its next
+	// request starts the cluster again from its directory.
+	if slept, err := m2.Sleep(ctx, SleepOptions{Freeze: time.Nanosecond}); err != nil || len(slept) != 1 {
+		t.Fatalf("completed, nobody looking: slept %v (%v), want the session frozen", slept, err)
+	}
+	if err := p.Stop(ctx, s.Cluster); err != nil { // what the restart did
+		t.Fatal(err)
+	}
+	if woke, err = m2.Wake(ctx, s.ID, nil); err != nil || woke.Asleep != nil {
+		t.Fatalf("woken after the machine restarted: %v (asleep %+v)", err, woke)
+	}
+	if cs, err := p.Status(ctx, s.Cluster); err != nil || cs.State != cluster.StateRunning {
+		t.Errorf("woken after the machine restarted: the cluster is %s (%v), want running", cs.State, err)
+	}
+	if _, err := admin.CoreV1().ConfigMaps("default").Get(ctx, "mine", metav1.GetOptions{}); err != nil {
+		t.Errorf("woken after the machine restarted: the learner's ConfigMap: %v", err)
+	}
+}
+
+// TestWarmSessionWakesWhenClaimed: a warm session nobody claimed for a
+// while is frozen; the learner's start that claims it hands it over awake.
+func TestWarmSessionWakesWhenClaimed(t *testing.T) {
+	ctx := t.Context()
+	opts, p := sleepOptions(t)
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm, err := m.Prepare(ctx, "", "rbac", nil, nil)
+	if warm != nil {
+		defer m.Stop(context.WithoutCancel(ctx), warm.ID, "", nil)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slept, err := m.Sleep(ctx, SleepOptions{Freeze: time.Nanosecond, Stop: time.Nanosecond}); err != nil || len(slept) != 1 {
+		t.Fatalf("warm, nobody looking: slept %v (%v), want it frozen", slept, err)
+	}
+	if st, err := m.Status(ctx, warm.ID); err != nil || st.Asleep == nil || st.Asleep.Stopped {
+		t.Fatalf("warm: asleep %+v (%v), want frozen, never stopped", st.Asleep, err)
+	}
+	got, err := m.Start(ctx, StartOptions{Learner: "bob", Lab: "rbac"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != warm.ID || got.Asleep != nil {
+		t.Fatalf("claimed: session %s asleep %+v; want %s, awake", got.ID, got.Asleep, warm.ID)
+	}
+	if cs, err := p.Status(ctx, got.Cluster); err != nil || cs.State != cluster.StateRunning {
+		t.Errorf("claimed: the cluster is %s (%v), want running (its API server answers)", cs.State, err)
+	}
+}
+
+// sleepOptions are a Manager's options on a store of the test's and an
+// embedded provider whose clusters are in cells with budgets: clusters
+// that can sleep.
+func sleepOptions(t *testing.T) (Options, *cluster.Provider) {
+	t.Helper()
+	bin := labBinDir(t)
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := cluster.NewProvider(cluster.ProviderWithBudget(budget.Default), cluster.ProviderWithEmbedded(bin, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	walltest.Require(t, walltest.Budget, walltest.Contained(p.Contained()))
+	return Options{Store: st, Provider: p, Course: shippedCourse(t), BinDir: bin, LockDir: t.TempDir()}, p
 }
