@@ -229,10 +229,13 @@ func (m *Manager) Wake(ctx context.Context, id string, progress Progress) (*Stat
 // wake says that someone looks at session id and wakes it if it sleeps;
 // the caller does not hold its lock.
 func (m *Manager) wake(ctx context.Context, id string, progress Progress) error {
-	m.seen(ctx, id)
 	rec, err := m.record(ctx, id)
-	if err != nil || asleepOf(rec.Data) == nil {
+	if err != nil {
 		return err
+	}
+	m.seen(ctx, id)
+	if asleepOf(rec.Data) == nil {
+		return nil
 	}
 	unlock, err := m.lock(ctx, id)
 	if err != nil {
@@ -260,9 +263,10 @@ func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) er
 		return err
 	}
 	rep := m.stepReporter(ctx, s.rec.ID, s.exerciseID(), progress)
-	step := StepData{Phase: "wake", Message: "Waking your cluster"}
+	const thawing, starting = "Waking your cluster", "Starting your cluster again from where you left it"
+	step := StepData{Phase: "wake", Message: thawing}
 	if a.Stopped {
-		step.Message = "Starting your cluster again from where you left it"
+		step.Message = starting
 	}
 	rep(step)
 	began := time.Now()
@@ -273,7 +277,7 @@ func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) er
 		// the frozen processes and their group with it: its directory is
 		// all there is, and it starts again from it.
 		if cs, serr := p.Status(ctx, s.rec.Cluster); serr == nil && cs.State == cluster.StateStopped {
-			step.Message = "Starting your cluster again from where you left it"
+			step.Message = starting
 			rep(step)
 			err = p.Start(ctx, s.rec.Cluster)
 			a.Stopped = true
