@@ -44,11 +44,16 @@ type Budget struct {
 	CPU int64
 }
 
-// Defaults. A failover cluster idles at about 600 MiB of resident memory
-// (etcd, kube-controlplane with KWOK, the operator; docs/figures.md) and
-// about 200 threads, most of them the Go runtimes'.
+// Defaults. A failover cell's group holds about 320 MiB once its cluster
+// is idle (270 MiB of it resident: etcd, kube-controlplane with KWOK, the
+// operator) and peaked at 380 MiB through every embedded lab's self-test;
+// it has about 200 threads, most of them the Go runtimes'. 768 MiB leaves
+// the console's 256 MiB on top of that peak, and lets admission, which
+// counts every cell at its ceiling, promise 30 cells on a 24 GiB machine
+// with its 512 MiB margin (at 1 GiB it was 23: a class of 30 never got its
+// clusters).
 const (
-	DefaultMemory = 1 << 30
+	DefaultMemory = 768 << 20
 	DefaultTasks  = 1024
 	DefaultEtcd   = 256 << 20
 	DefaultDisk   = 1 << 30

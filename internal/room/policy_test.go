@@ -1,6 +1,10 @@
 package room
 
-import "testing"
+import (
+	"testing"
+
+	"oplab.dev/oplab/internal/budget"
+)
 
 func TestPolicyDecide(t *testing.T) {
 	t.Parallel()
@@ -46,5 +50,33 @@ func TestPolicyDecide(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestDefaultBudgetHoldsAClassOf30: on the 2-core, 24 GiB machine the
+// project is measured on (its MemTotal, from /proc/meminfo), the default
+// budget and margin admit a class of 30 learners' clusters and refuse the
+// 31st, while the clusters' measured cost leaves memory for all of them.
+// With the former default of 1 GiB the machine held 23, and a warm class
+// of 30 never got its clusters (BenchmarkClassOf30).
+func TestDefaultBudgetHoldsAClassOf30(t *testing.T) {
+	t.Parallel()
+	const memTotal = 24683748 << 10
+	p := Policy{Budget: budget.DefaultMemory, MemoryMargin: DefaultMemoryMargin, CPUShare: DefaultCPUShare, StartCores: DefaultStartCores}
+	cost := Cost{Memory: 460 * MiB, CPU: 0.03, Clusters: 1}
+	admitted := 0
+	for live := 0; live < 100; live++ {
+		in := Inputs{Live: live, Headroom: Headroom{MemTotal: memTotal, MemAvailable: memTotal - uint64(live)*cost.Memory, Cores: 2}, Cost: cost}
+		d := p.Decide(in)
+		if !d.Admit {
+			if d.Reason != ReasonBudget {
+				t.Errorf("cluster %d refused for %q, want the budget rule", live+1, d.Reason)
+			}
+			break
+		}
+		admitted++
+	}
+	if admitted != 30 {
+		t.Errorf("the default budget of %d MiB admits %d clusters on 24 GiB, want 30", budget.DefaultMemory/MiB, admitted)
 	}
 }
