@@ -98,10 +98,11 @@ func (e *Engine) runChecks(ctx context.Context, phase string, a *Attempt, checks
 		a = &Attempt{Started: time.Now()}
 	}
 	results := make([]Result, len(checks))
+	var shared rounds
 	var wg sync.WaitGroup
 	for i := range checks {
 		wg.Go(func() {
-			results[i] = e.runCheck(ctx, a, &checks[i], o)
+			results[i] = e.runCheck(ctx, &shared, a, &checks[i], o)
 		})
 	}
 	wg.Wait()
@@ -129,8 +130,9 @@ func failure(r Result) error {
 	return fmt.Errorf("%s: %s", r.Kind, r.Reason)
 }
 
-// runCheck polls one check.
-func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o CheckOptions) Result {
+// runCheck polls one check; its n-th evaluation shares what it reads with
+// the other checks' n-th (see round).
+func (e *Engine) runCheck(ctx context.Context, shared *rounds, a *Attempt, c *lab.Check, o CheckOptions) Result {
 	res := Result{Kind: c.Kind, Weight: c.Weight, Explain: c.Explain}
 	fn := checkFor(c.Params)
 	if fn == nil {
@@ -148,7 +150,11 @@ func (e *Engine) runCheck(ctx context.Context, a *Attempt, c *lab.Check, o Check
 		interval = DefaultInterval
 	}
 	start := time.Now()
-	res.Passed, res.Reason, res.Polls = poll(ctx, func(ctx context.Context) (bool, string) { return fn(ctx, e, a) }, budget, interval, max(c.Passes, 1))
+	evaluations := 0
+	res.Passed, res.Reason, res.Polls = poll(ctx, func(ctx context.Context) (bool, string) {
+		evaluations++
+		return fn(withRound(ctx, shared.nth(evaluations)), e, a)
+	}, budget, interval, max(c.Passes, 1))
 	res.Elapsed = jsonconv.Duration(time.Since(start))
 	return res
 }

@@ -371,7 +371,9 @@ const endpointSliceController = "endpointslice-controller.k8s.io"
 func (e *Engine) rwTargets(ctx context.Context, t lab.Target) ([]string, error) {
 	svc := t.Cluster + "-rw"
 	sel := discoveryv1.LabelServiceName + "=" + svc + "," + discoveryv1.LabelManagedBy + "=" + endpointSliceController
-	list, err := e.cs.DiscoveryV1().EndpointSlices(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := shared(ctx, "endpointslices/"+namespace(t)+"/"+sel, func() (*discoveryv1.EndpointSliceList, error) {
+		return e.cs.DiscoveryV1().EndpointSlices(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	}, (*discoveryv1.EndpointSliceList).DeepCopy)
 	if err != nil {
 		return nil, fmt.Errorf("cannot list the endpoints of %s: %w", svc, err)
 	}

@@ -34,7 +34,9 @@ func (e *Engine) Evidence(ctx context.Context, a *Attempt) (lab.Observed, error)
 
 // events lists the events of every namespace last seen at or after since.
 func (e *Engine) events(ctx context.Context, since time.Time) ([]corev1.Event, error) {
-	list, err := e.cs.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	list, err := shared(ctx, "events", func() (*corev1.EventList, error) {
+		return e.cs.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	}, (*corev1.EventList).DeepCopy)
 	if err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}

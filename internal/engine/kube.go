@@ -29,16 +29,20 @@ func namespace(t lab.Target) string {
 
 // cluster reads the PostgresCluster t names.
 func (e *Engine) cluster(ctx context.Context, t lab.Target) (*pgv1.PostgresCluster, error) {
-	var pgc pgv1.PostgresCluster
-	if err := e.c.Get(ctx, types.NamespacedName{Namespace: namespace(t), Name: t.Cluster}, &pgc); err != nil {
-		return nil, fmt.Errorf("get PostgresCluster %s/%s: %w", namespace(t), t.Cluster, err)
-	}
-	return &pgc, nil
+	return shared(ctx, "postgrescluster/"+namespace(t)+"/"+t.Cluster, func() (*pgv1.PostgresCluster, error) {
+		var pgc pgv1.PostgresCluster
+		if err := e.c.Get(ctx, types.NamespacedName{Namespace: namespace(t), Name: t.Cluster}, &pgc); err != nil {
+			return nil, fmt.Errorf("get PostgresCluster %s/%s: %w", namespace(t), t.Cluster, err)
+		}
+		return &pgc, nil
+	}, (*pgv1.PostgresCluster).DeepCopy)
 }
 
 // clusterPods lists the instance pods of the cluster t names.
 func (e *Engine) clusterPods(ctx context.Context, t lab.Target) ([]corev1.Pod, error) {
-	pods, err := e.cs.CoreV1().Pods(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: pgv1.LabelCluster + "=" + t.Cluster})
+	pods, err := shared(ctx, "pods/"+namespace(t)+"/"+t.Cluster, func() (*corev1.PodList, error) {
+		return e.cs.CoreV1().Pods(namespace(t)).List(ctx, metav1.ListOptions{LabelSelector: pgv1.LabelCluster + "=" + t.Cluster})
+	}, (*corev1.PodList).DeepCopy)
 	if err != nil {
 		return nil, fmt.Errorf("list pods of %s: %w", t.Cluster, err)
 	}
