@@ -15,9 +15,11 @@ type tuning struct {
 //     tenants to share out; it saved about 25 MiB in kube-apiserver.
 //   - etcd keeps 1,000 raft entries in memory between snapshots instead of
 //     10,000 (a few MiB; a single member never ships snapshots).
-//   - etcd ticks every 50 ms with a 250 ms election timeout instead of
-//     100 ms and 1 s: the lone member elects itself in 0.1-0.3 s instead of
-//     0.3-1.0 s, for 0.3 % more of a core at idle.
+//   - etcd ticks every 100 ms (its default) with a 500 ms election timeout
+//     instead of 1 s: the lone member elects itself sooner. Ticking every
+//     50 ms with 250 ms, as before, cost 8 millicores idle against 5 now
+//     (a failover session, 60 s), and a create was no faster: 2.07-2.32 s
+//     to usable now (BenchmarkClusterCreate, 5 runs) against 2.19-2.81 s.
 //   - The controller-manager's client may send 200 requests a second (burst
 //     400) instead of 20 (burst 30): it builds its controllers one after
 //     another, each fetching its ServiceAccount and token, and the default
@@ -69,7 +71,7 @@ type tuning struct {
 // cores.
 func defaultTuning() tuning {
 	t := tuning{
-		etcd: []string{"--snapshot-count=1000", "--heartbeat-interval=50", "--election-timeout=250"},
+		etcd: []string{"--snapshot-count=1000", "--heartbeat-interval=100", "--election-timeout=500"},
 		apiserver: []string{
 			"--enable-priority-and-fairness=false",
 			"--feature-gates=SizeBasedListCostEstimate=false,UnknownVersionInteroperabilityProxy=false,APIServerIdentity=false",
