@@ -40,7 +40,8 @@ type Budget struct {
 	// cluster, the other nine's Check p95 went from 0.7 s to 8-14 s under
 	// weights alone (BenchmarkWorstLearner). The cap keeps a busy cell
 	// from holding more than its part of the machine at all. The cap is
-	// set once the cell's cluster is ready (Group.SetCPU).
+	// set once the cell's cluster is ready, or, for a session's cluster,
+	// once its lab is set up (Group.SetCPU).
 	CPU int64
 }
 
@@ -262,9 +263,9 @@ func (g *Group) Usage() (Usage, error) { return g.impl.usage() }
 
 // SetCPU caps g's CPU time at millicores thousandths of a core, or lifts
 // the cap when it is negative. A cell is made without its cap (Budget.CPU)
-// and capped once its cluster is ready: a start is a few CPU-seconds at
-// once, which admission bounds (a start a core), and at the cap it would
-// take four times as long.
+// and capped once its cluster is ready, or a session's once its lab is set
+// up: a start is a few CPU-seconds at once, which admission bounds (a
+// start a core), and at the cap it would take four times as long.
 func (g *Group) SetCPU(millicores int64) error { return g.impl.setCPU(millicores) }
 
 // Freeze stops every process of g from running until Thaw, keeping their
@@ -332,6 +333,9 @@ type Usage struct {
 	Tasks, TasksLimit uint64
 	// CPU is the CPU time its processes have used.
 	CPU time.Duration
+	// CPULimit is its cap in thousandths of a core; 0 when it has none
+	// (SetCPU).
+	CPULimit int64
 }
 
 // readKey reads the value of key from a file of "key value" lines, 0
@@ -362,4 +366,13 @@ func Bytes(n int64) string {
 	default:
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
+}
+
+// readInt reads a file that holds one integer.
+func readInt(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
 }

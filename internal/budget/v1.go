@@ -217,6 +217,13 @@ func (g v1Group) usage() (Usage, error) {
 	if c := m.CPU; c != nil && c.Usage != nil {
 		u.CPU = time.Duration(c.Usage.Total)
 	}
+	for _, dir := range g.dirsOf(cgroup1.Cpu) {
+		quota, errQ := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
+		period, errP := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
+		if errQ == nil && errP == nil && quota > 0 && period > 0 {
+			u.CPULimit = quota * 1000 / period
+		}
+	}
 	return u, nil
 }
 

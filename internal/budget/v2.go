@@ -156,6 +156,16 @@ func (g v2Group) usage() (Usage, error) {
 	if c := st.CPU; c != nil {
 		u.CPU = time.Duration(c.UsageUsec) * time.Microsecond
 	}
+	// cpu.max is "QUOTA PERIOD", or "max PERIOD" without a cap.
+	if data, err := os.ReadFile(filepath.Join(mountV2, g.path, "cpu.max")); err == nil {
+		if f := strings.Fields(string(data)); len(f) == 2 {
+			quota, errQ := strconv.ParseInt(f[0], 10, 64)
+			period, errP := strconv.ParseInt(f[1], 10, 64)
+			if errQ == nil && errP == nil && quota > 0 && period > 0 {
+				u.CPULimit = quota * 1000 / period
+			}
+		}
+	}
 	return u, nil
 }
 

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -48,6 +49,9 @@ func TestCellBudget(t *testing.T) {
 	if u.MemoryLimit != uint64(b.Memory) || u.TasksLimit != uint64(b.Tasks) || u.EtcdQuota != uint64(b.Etcd) || u.DiskLimit != uint64(b.Disk) {
 		t.Errorf("limits %+v, want those of %+v", u, b)
 	}
+	if u.CPULimit != b.CPU {
+		t.Errorf("CPU cap %dm once ready, want the budget's %dm", u.CPULimit, b.CPU)
+	}
 	if u.Memory == 0 || u.Tasks == 0 || u.Etcd == 0 || u.Disk == 0 || u.CPU == 0 {
 		t.Errorf("an idle cluster's usage reads zero somewhere: %+v", u)
 	}
@@ -81,6 +85,49 @@ func TestCellBudget(t *testing.T) {
 				t.Errorf("%s (pid %d) is not in %s:\n%s", comp.Name, comp.PID, leaf, data)
 			}
 		}
+	}
+}
+
+// TestSettle checks that a cluster made unsettled runs without its CPU cap
+// until Settle caps it at its budget's, that settling again changes
+// nothing, and that a restart caps it at once: only the work after a new
+// cluster's start (a lab's setup) runs uncapped.
+func TestSettle(t *testing.T) {
+	b := budget.Default
+	p, data := budgetProvider(t, b)
+	ctx := context.Background()
+	capOf := func(name string) int64 {
+		t.Helper()
+		u, err := p.Usage(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.CPULimit
+	}
+	settled := clustertest.Create(t, p, data, clustertest.UniqueName("settle"), cluster.CreateUnsettled())
+	if got := capOf(settled.Name); got != 0 {
+		t.Fatalf("CPU cap %dm of a cluster made unsettled, want none until Settle", got)
+	}
+	for range 2 {
+		if err := p.Settle(ctx, settled.Name); err != nil {
+			t.Fatal(err)
+		}
+		if got := capOf(settled.Name); got != b.CPU {
+			t.Fatalf("CPU cap %dm after Settle, want the budget's %dm", got, b.CPU)
+		}
+	}
+	restarted := clustertest.Create(t, p, data, clustertest.UniqueName("settle"), cluster.CreateUnsettled())
+	if err := p.Stop(ctx, restarted.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx, restarted.Name); err != nil {
+		t.Fatal(err)
+	}
+	if got := capOf(restarted.Name); got != b.CPU {
+		t.Errorf("CPU cap %dm of an unsettled cluster started again, want the budget's %dm", got, b.CPU)
+	}
+	if err := p.Settle(ctx, "no-such-cluster"); !errors.Is(err, cluster.ErrNotFound) {
+		t.Errorf("Settle of a cluster that does not exist: %v, want not found", err)
 	}
 }
 

@@ -464,6 +464,16 @@ func (p *Provider) Maintain(ctx context.Context, name string) error {
 	return nil
 }
 
+// Settle holds cluster name, made with CreateUnsettled, to its share of the
+// CPU from now on (see providers.Budgeted); it does nothing on a backend
+// without budgets, or for a settled cluster.
+func (p *Provider) Settle(ctx context.Context, name string) error {
+	if b, ok := p.backend.(providers.Budgeted); ok {
+		return b.Settle(ctx, name)
+	}
+	return nil
+}
+
 // Budget returns the budget each new cluster gets from the kernel, and
 // whether it gets one: only the embedded backend's cells have one of
 // oplab's (kind's nodes and the pods backend's pods are bounded by their
@@ -487,6 +497,16 @@ func (p *Provider) ConsoleGroup(name string) []string {
 
 // CreateOption tunes Create.
 type CreateOption func(*providers.CreateOptions) error
+
+// CreateUnsettled leaves a cluster with a budget of its own without its CPU
+// cap when Create returns, for its maker's setup, until Settle (at the
+// latest, Maintain caps it a few minutes after its start).
+func CreateUnsettled() CreateOption {
+	return func(o *providers.CreateOptions) error {
+		o.Unsettled = true
+		return nil
+	}
+}
 
 // CreateWithProgress reports each step of Create to fn as it starts and ends.
 func CreateWithProgress(fn func(Step)) CreateOption {

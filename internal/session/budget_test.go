@@ -50,6 +50,11 @@ func TestOverBudgetResetMakesTheClusterAnew(t *testing.T) {
 	if s.Budget == nil || s.Budget.Trouble != nil || s.Budget.MemoryLimit != 768<<20 {
 		t.Fatalf("a new session's budget: %+v", s.Budget)
 	}
+	// The lab's setup ran uncapped; the started session is held to its
+	// share of the CPU.
+	if s.Budget.CPULimit != budget.DefaultCPU {
+		t.Errorf("a started session's CPU cap is %dm, want the budget's %dm", s.Budget.CPULimit, budget.DefaultCPU)
+	}
 	if slices.Contains(s.Actions, ActReset) {
 		t.Fatalf("a ready session with nothing to reset offers reset: %v", s.Actions)
 	}
@@ -87,6 +92,9 @@ func TestOverBudgetResetMakesTheClusterAnew(t *testing.T) {
 	}
 	if s.Cluster != old {
 		t.Errorf("the session's cluster is now %q, want the same name %q", s.Cluster, old)
+	}
+	if s.Budget.CPULimit != budget.DefaultCPU {
+		t.Errorf("the cluster made anew has a CPU cap of %dm, want the budget's %dm", s.Budget.CPULimit, budget.DefaultCPU)
 	}
 	cfg, err = p.RESTConfig(s.Cluster)
 	if err != nil {

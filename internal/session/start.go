@@ -156,7 +156,9 @@ func (m *Manager) create(ctx context.Context, l *lab.Lab, o StartOptions, progre
 func (m *Manager) provision(ctx context.Context, s *live, progress Progress) error {
 	rep := m.stepReporter(ctx, s.rec.ID, "", progress)
 	index := 0
-	err := m.o.Provider.Create(ctx, s.rec.Cluster, cluster.CreateWithProgress(func(st cluster.Step) {
+	// The lab's setup runs at the speed of a start, not at the cell's
+	// share of the CPU: the cluster is capped once it is done (Settle).
+	err := m.o.Provider.Create(ctx, s.rec.Cluster, cluster.CreateUnsettled(), cluster.CreateWithProgress(func(st cluster.Step) {
 		d := StepData{Phase: "cluster", Index: index, Message: st.Name, Done: st.Done, Elapsed: st.Duration}
 		if st.Err != nil {
 			d.Error = st.Err.Error()
@@ -180,6 +182,9 @@ func (m *Manager) provision(ctx context.Context, s *live, progress Progress) err
 	}
 	if err := e.Setup(ctx, s.lab, engineProgress(rep)); err != nil {
 		return fmt.Errorf("set up lab %s: %w", s.lab.ID, err)
+	}
+	if err := m.o.Provider.Settle(ctx, s.rec.Cluster); err != nil {
+		return fmt.Errorf("cap cluster %s at its share of the CPU: %w", s.rec.Cluster, err)
 	}
 	return nil
 }

@@ -108,9 +108,9 @@ func New(t testing.TB) *Cluster {
 }
 
 // Create makes cluster name with p and deletes it when the test ends.
-func Create(t testing.TB, p *cluster.Provider, dataDir, name string) *Cluster {
+func Create(t testing.TB, p *cluster.Provider, dataDir, name string, opts ...cluster.CreateOption) *Cluster {
 	t.Helper()
-	return create(t, p, dataDir, name, 3*time.Minute)
+	return create(t, p, dataDir, name, 3*time.Minute, opts...)
 }
 
 func create(t testing.TB, p *cluster.Provider, dataDir, name string, timeout time.Duration, opts ...cluster.CreateOption) *Cluster {

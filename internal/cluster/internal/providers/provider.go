@@ -146,6 +146,10 @@ type Budgeted interface {
 	// the cluster's learner joins (the cell's console leaf); nil when the
 	// cluster has no group.
 	ConsoleGroup(name string) []string
+	// Settle caps the CPU of a cluster made Unsettled at its budget's;
+	// settling a settled cluster does nothing. Maintain settles a cluster
+	// left unsettled longer than a start takes (its starter gone).
+	Settle(ctx context.Context, name string) error
 }
 
 // Usage is what a cluster takes of its budget. Zero limits are unknown.
@@ -164,8 +168,11 @@ type Usage struct {
 	ConsoleOOMKills uint64 `json:"consoleOomKills"`
 	Tasks           uint64 `json:"tasks"`
 	TasksLimit      uint64 `json:"tasksLimit"`
-	// CPU is the CPU time the cell's processes have used ("cpuMs").
-	CPU jsonconv.Duration `json:"cpuMs"`
+	// CPU is the CPU time the cell's processes have used ("cpuMs");
+	// CPULimit its cap in thousandths of a core, 0 while it has none (a
+	// cluster made Unsettled, until Settle).
+	CPU      jsonconv.Duration `json:"cpuMs"`
+	CPULimit int64             `json:"cpuLimitMillicores,omitempty"`
 	// Disk is what the cluster's directory takes on the host's disk.
 	Disk      uint64 `json:"disk"`
 	DiskLimit uint64 `json:"diskLimit"`
@@ -190,6 +197,11 @@ type CellConsole interface {
 type CreateOptions struct {
 	// APIServerPort pins the API server's port; 0 picks a free one.
 	APIServerPort int
+	// Unsettled leaves a cluster that runs under a budget (Budgeted)
+	// without its CPU cap when Create returns, for the work that follows
+	// its start (a lab's setup), until Settle. Without it the cap is set
+	// once the cluster is ready.
+	Unsettled bool
 	// Progress, when set, is told about each step as it starts and ends.
 	Progress func(Step)
 }

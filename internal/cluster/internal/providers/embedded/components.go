@@ -2,6 +2,7 @@ package embedded
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -234,6 +235,9 @@ func processes(l layout, p *pki, pt ports, clusterName string, tune tuning, quot
 			{name: "kube-scheduler", health: url(pt.Scheduler, "/readyz")},
 			{name: "kwok", health: url(pt.Kwok, "/healthz")},
 		},
+	}
+	if tune.startupProfile {
+		cp.env = append(slices.Clone(cp.env), "KUBE_CONTROLPLANE_CPUPROFILE="+filepath.Join(l.logDir(), "kube-controlplane-startup.pprof"))
 	}
 	for i, args := range [][]string{apiserver, cm, sched, kwok} {
 		if i > 0 {

@@ -226,7 +226,7 @@ func (p *Provider) create(ctx context.Context, name string, opts providers.Creat
 			}
 		}
 	}()
-	c := &creation{p: p, st: st, l: layout{dir}, progress: opts.Progress}
+	c := &creation{p: p, st: st, l: layout{dir}, progress: opts.Progress, unsettled: opts.Unsettled}
 	return c.run(ctx)
 }
 
@@ -237,6 +237,8 @@ type creation struct {
 	l        layout
 	progress func(providers.Step)
 	pki      *pki
+	// unsettled leaves a new cluster without its CPU cap (Settle).
+	unsettled bool
 }
 
 func (c *creation) step(name string, fn func() error) error {
@@ -335,8 +337,11 @@ func (c *creation) startProcesses(ctx context.Context, seed string) error {
 	}); err != nil {
 		return err
 	}
-	// Made, and from now on held to its share of the CPU.
-	if g := st.Cell.group(); g != nil {
+	// Made, and from now on held to its share of the CPU, unless a new
+	// cluster's maker has work of its own to do first (Settle). A cluster
+	// started again has none.
+	st.Unsettled = c.unsettled && seed != "" && st.Cell.group() != nil
+	if g := st.Cell.group(); g != nil && !st.Unsettled {
 		if err := g.SetCPU(c.p.budgetOf(st).CPU); err != nil {
 			return fmt.Errorf("cap the cell's CPU: %w", err)
 		}

@@ -6,6 +6,10 @@ package embedded
 // component in it), etcd on its client URL's /debug/pprof/. Both need the
 // cluster's admin credentials. Off by default: it is for finding where an
 // idle cluster's CPU goes (`kubectl get --raw '/debug/pprof/profile?seconds=60'`).
+// kube-controlplane also writes a CPU profile of its own start-up, until its
+// last component has started, to logs/kube-controlplane-startup.pprof in
+// the cluster's directory: what the API server does before it can serve a
+// profile.
 // The flags come after the defaults, and the last value of a flag wins.
 func withProfiling(t tuning, on bool) tuning {
 	if !on {
@@ -13,5 +17,6 @@ func withProfiling(t tuning, on bool) tuning {
 	}
 	t.etcd = append(t.etcd, "--enable-pprof")
 	t.apiserver = append(t.apiserver, "--profiling=true")
+	t.startupProfile = true
 	return t
 }

@@ -36,6 +36,9 @@ type clusterState struct {
 	// Budget is the cluster's share of the machine, fixed when it was
 	// made (package budget); nil in a state an older oplab wrote.
 	Budget *budget.Budget `json:"budget,omitempty"`
+	// Unsettled is set while a new cluster runs without its CPU cap
+	// (providers.CreateOptions.Unsettled), until Settle.
+	Unsettled bool `json:"unsettled,omitempty"`
 }
 
 // budgetOf is the budget of the cluster of st under p.

@@ -8,6 +8,9 @@ type tuning struct {
 	etcd, apiserver, controllerManager, scheduler, kwok []string
 	// env adds variables per process, by binary name.
 	env map[string][]string
+	// startupProfile makes kube-controlplane write a CPU profile of its
+	// start-up to the cluster's log directory (see withProfiling).
+	startupProfile bool
 }
 
 // defaultTuning is what every cluster gets:

@@ -49,6 +49,7 @@ func (p *Provider) Usage(ctx context.Context, name string) (providers.Usage, err
 		u.Memory, u.MemoryPeak, u.MemoryLimit, u.Resident = gu.Memory, gu.MemoryPeak, gu.MemoryLimit, gu.Resident
 		u.OOMKills, u.ConsoleOOMKills = gu.OOMKills, gu.ConsoleOOMKills
 		u.Tasks, u.TasksLimit, u.CPU = gu.Tasks, gu.TasksLimit, jsonconv.Duration(gu.CPU)
+		u.CPULimit = gu.CPULimit
 	}
 	if fi, err := os.Stat(l.etcdDB()); err == nil {
 		u.Etcd = uint64(fi.Size())
@@ -128,6 +129,12 @@ func (p *Provider) Maintain(ctx context.Context, name string) error {
 		return err
 	}
 	var errs []error
+	if st.Unsettled && time.Since(st.Created) > settleAfter {
+		p.logger.Info("settling a cluster its maker left without its CPU cap", "cluster", name)
+		if err := p.Settle(ctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	entries, _ := os.ReadDir(l.logDir())
 	for _, e := range entries {
 		if err := cutLog(filepath.Join(l.logDir(), e.Name()), logBound, logKeep); err != nil {
@@ -270,4 +277,32 @@ func (e etcdAdmin) maintain(ctx context.Context, quota uint64) error {
 		return e.call(ctx, "/v3/maintenance/alarm", map[string]string{"action": "DEACTIVATE", "memberID": st.Header.MemberID, "alarm": "NOSPACE"}, nil)
 	}
 	return nil
+}
+
+// settleAfter is how long a cluster made Unsettled may run without its CPU
+// cap before Maintain caps it: far longer than a start and its lab's setup
+// take, so that only a cluster whose maker is gone waits for it.
+const settleAfter = 5 * time.Minute
+
+// Settle caps the CPU of a cluster made Unsettled at its budget's; see
+// providers.Budgeted. A new cluster's start-up and its lab's setup (the
+// operator's install, the lab's objects made ready) are a few CPU-seconds
+// at once, which admission bounds (a start a core); at the cap they take
+// twice as long and, throttled, cost more CPU, not less.
+func (p *Provider) Settle(ctx context.Context, name string) error {
+	st, dir, unlock, err := p.lockedState(name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if !st.Unsettled {
+		return nil
+	}
+	if g := st.Cell.group(); g != nil {
+		if err := g.SetCPU(p.budgetOf(st).CPU); err != nil {
+			return fmt.Errorf("cap the CPU of cluster %q: %w", name, err)
+		}
+	}
+	st.Unsettled = false
+	return writeState(dir, st)
 }
