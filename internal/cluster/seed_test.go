@@ -95,6 +95,12 @@ func TestSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Started from the seed, the API server takes the bootstrap RBAC
+	// policy as the seed holds it; started again from its own directory,
+	// it reads and reconciles every object, as upstream does.
+	if n := clusterRoleGets(ctx, t, cs); n > 5 {
+		t.Errorf("a cluster started from the seed read %v ClusterRoles, want none of the bootstrap hook's", n)
+	}
 
 	// The API server adds its client CA to those the ConfigMap already
 	// lists; a seed made with a CA would leave that one trusted here.
@@ -139,6 +145,39 @@ func TestSeed(t *testing.T) {
 	if _, err := cs.StorageV1().StorageClasses().Get(ctx, "standard", metav1.GetOptions{}); err != nil {
 		t.Errorf("default StorageClass: %v", err)
 	}
+
+	if err := p.Stop(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if n := clusterRoleGets(ctx, t, cs); n < 50 {
+		t.Errorf("a cluster started again read %v ClusterRoles, want the bootstrap hook's reconciliation of every one", n)
+	}
+}
+
+// clusterRoleGets is how many GETs of ClusterRoles the API server of cs
+// has served since it started, by its apiserver_request_total.
+func clusterRoleGets(ctx context.Context, t *testing.T, cs kubernetes.Interface) float64 {
+	t.Helper()
+	data, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, line := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="clusterroles"`) || !strings.Contains(line, `verb="GET"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("metrics line %q: %v", line, err)
+		}
+		n += v
+	}
+	return n
 }
 
 // pemBlocks returns the DER bytes of each PEM block in data.

@@ -38,11 +38,23 @@ const (
 	bootstrapTimeout = 30 * time.Second
 )
 
+// seededVar, set to 1 by whoever starts kube-controlplane on a copy of a
+// seed made by this same binary (the embedded provider's seeds are keyed by
+// the binaries), says the bootstrap RBAC policy is in etcd as this binary
+// would make it, and nothing has changed it since: the RBAC hook then skips
+// its 130 reads. A cluster started again must not set it; what its learner
+// did to the policy is then put right, as upstream does at every start.
+const seededVar = "KUBE_CONTROLPLANE_SEEDED"
+
 // replaceBootstrapHooks swaps upstream's two bootstrap hooks for ours in the
 // kube-apiserver's generic configuration.
-func replaceBootstrapHooks(c *genericapiserver.Config) error {
+func replaceBootstrapHooks(c *genericapiserver.Config, seeded bool) error {
 	c.DisabledPostStartHooks.Insert(rbacrest.PostStartHookName, schedulingrest.PostStartHookName)
-	if err := c.AddPostStartHook(rbacHookName, bootstrapHook(ensureRBACPolicy)); err != nil {
+	ensureRBAC := ensureRBACPolicy
+	if seeded {
+		ensureRBAC = func(context.Context, kubernetes.Interface) error { return nil }
+	}
+	if err := c.AddPostStartHook(rbacHookName, bootstrapHook(ensureRBAC)); err != nil {
 		return err
 	}
 	return c.AddPostStartHook(priorityHookName, bootstrapHook(ensurePriorityClasses))

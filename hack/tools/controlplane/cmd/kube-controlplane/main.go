@@ -276,7 +276,7 @@ func runAPIServer(ctx context.Context, opts apiserveroptions.CompletedOptions) e
 	if err != nil {
 		return err
 	}
-	if err := replaceBootstrapHooks(config.KubeAPIs.ControlPlane.Generic); err != nil {
+	if err := replaceBootstrapHooks(config.KubeAPIs.ControlPlane.Generic, os.Getenv(seededVar) == "1"); err != nil {
 		return err
 	}
 	completed, err := config.Complete()

@@ -276,6 +276,11 @@ func (c *creation) startProcesses(ctx context.Context, seed string) error {
 	}
 	defer hc.CloseIdleConnections()
 	etcd, cp := processes(l, c.pki, st.Ports, st.Name, c.p.tune, c.p.budgetOf(st).Etcd)
+	if seed != "" {
+		// The seed's bootstrap RBAC policy is the binary's own, untouched:
+		// the API server need not read it all again to be sure.
+		cp.env = append(slices.Clone(cp.env), "KUBE_CONTROLPLANE_SEEDED=1")
+	}
 	if c.p.confined {
 		if err := c.step("Making the cluster's cell", func() error { return c.startCell(ctx) }); err != nil {
 			return err
