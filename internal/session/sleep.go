@@ -71,10 +71,23 @@ type SleepData struct {
 const seenEvery = 15 * time.Second
 
 // seenMarks are, per session, when this process last wrote that it was
-// looked at.
+// looked at, and when it was last looked at, written or not.
 type seenMarks struct {
-	mu   sync.Mutex
-	last map[string]time.Time
+	mu     sync.Mutex
+	last   map[string]time.Time
+	looked map[string]time.Time
+}
+
+// with returns rec with the latest look this process knows of, which
+// the store may not hold yet: a sleep shorter than seenEvery must not
+// freeze a session someone looks at.
+func (s *seenMarks) with(rec store.Session) store.Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at := s.looked[rec.ID]; at.After(rec.Seen) {
+		rec.Seen = at
+	}
+	return rec
 }
 
 // seen records that someone looks at session id now: its sleep is put
@@ -84,7 +97,9 @@ func (m *Manager) seen(ctx context.Context, id string) {
 	m.marks.mu.Lock()
 	if m.marks.last == nil {
 		m.marks.last = map[string]time.Time{}
+		m.marks.looked = map[string]time.Time{}
 	}
+	m.marks.looked[id] = now
 	if now.Sub(m.marks.last[id]) < seenEvery {
 		m.marks.mu.Unlock()
 		return
@@ -137,7 +152,7 @@ func (m *Manager) Sleep(ctx context.Context, o SleepOptions) ([]string, error) {
 		if err := decodeWork(rec.Data, &wk); err != nil {
 			continue
 		}
-		stop, ok := o.due(rec, wk, time.Now())
+		stop, ok := o.due(m.marks.with(rec), wk, time.Now())
 		if !ok {
 			continue
 		}
@@ -180,7 +195,7 @@ func (m *Manager) sleepLocked(ctx context.Context, id string, o SleepOptions, st
 	if !s.state().Active() && s.state() != Completed || s.state() == Provisioning || s.work.Pending != nil || !m.hasCluster(s) {
 		return false, nil
 	}
-	if st, ok := o.due(s.rec, s.work, time.Now()); !ok || st != stop {
+	if st, ok := o.due(m.marks.with(s.rec), s.work, time.Now()); !ok || st != stop {
 		return false, nil
 	}
 	p, err := m.providerOf(s.rec.Provider)

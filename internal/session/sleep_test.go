@@ -190,6 +190,18 @@ func TestSleepAndWake(t *testing.T) {
 	}
 	t.Logf("T1 − T0 %s, asleep %s, time to recovery %s", res.T1.Sub(t0).Round(time.Millisecond), away.Round(time.Millisecond), res.Recovery.Duration())
 
+	// Looks are written at most every seenEvery; a sleep shorter than
+	// that still counts the latest look, written or not.
+	for range 2 {
+		if _, err := m2.Wake(ctx, s.ID, nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1200 * time.Millisecond)
+	}
+	if slept, err := m2.Sleep(ctx, SleepOptions{Freeze: 2 * time.Second}); err != nil || len(slept) > 0 {
+		t.Fatalf("looked at 1.2 s ago, freezing after 2 s: slept %v (%v), want none", slept, err)
+	}
+
 	// Asleep frozen when the machine restarts: the frozen processes and
 	// their group are gone, the session still says frozen, and its next
 	// request starts the cluster again from its directory.
