@@ -129,6 +129,16 @@ func (s Spec) Own() error {
 		if path == s.Dir || kept[path] {
 			return nil
 		}
+		// A file with other links is one the host shares, read-only (the
+		// build kit's cache, made by the embedded provider's Share): given
+		// to the cell, it would be given everywhere it is linked.
+		if d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+					return nil
+				}
+			}
+		}
 		return os.Lchown(path, s.User, s.User)
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -40,6 +41,8 @@ type (
 	State           = providers.State
 	Step            = providers.Step
 	HostProcess     = providers.HostProcess
+	Command         = providers.Command
+	Sandbox         = providers.Sandbox
 	Usage           = providers.Usage
 )
 
@@ -647,6 +650,48 @@ func (p *Provider) HostProgram(ctx context.Context, cluster, path string) (strin
 		return "", fmt.Errorf("host program %s: %w", path, ErrUnsupported)
 	}
 	return r.HostProgram(ctx, cluster, path)
+}
+
+// Workspace returns a directory the cluster's processes may read and
+// write, and oplab writes to (see providers.Workshop).
+func (p *Provider) Workspace(ctx context.Context, cluster string) (string, error) {
+	w, ok := p.backend.(providers.Workshop)
+	if !ok {
+		return "", fmt.Errorf("workspace: %w", ErrUnsupported)
+	}
+	return w.Workspace(ctx, cluster)
+}
+
+// Share makes the files under src readable, not writable, by the cluster's
+// processes at dst, in its workspace.
+func (p *Provider) Share(ctx context.Context, cluster, src, dst string) error {
+	w, ok := p.backend.(providers.Workshop)
+	if !ok {
+		return fmt.Errorf("share %s: %w", src, ErrUnsupported)
+	}
+	return w.Share(ctx, cluster, src, dst)
+}
+
+// Run runs c among the cluster's processes, under its walls and budget,
+// and waits for it; a non-zero exit is an *exec.ExitError. The state, when
+// it ran, tells what it used.
+func (p *Provider) Run(ctx context.Context, cluster string, c Command) (*os.ProcessState, error) {
+	w, ok := p.backend.(providers.Workshop)
+	if !ok {
+		return nil, fmt.Errorf("run %s: %w", c.Path, ErrUnsupported)
+	}
+	return w.Run(ctx, cluster, c)
+}
+
+// Confine returns the command line that runs prog with args among the
+// cluster's processes, in a sandbox that sees only what c lists (see
+// providers.Workshop): a learner's own program.
+func (p *Provider) Confine(ctx context.Context, cluster string, c Sandbox, prog string, args []string) (string, []string, error) {
+	w, ok := p.backend.(providers.Workshop)
+	if !ok {
+		return "", nil, fmt.Errorf("confine %s: %w", prog, ErrUnsupported)
+	}
+	return w.Confine(ctx, cluster, c, prog, args)
 }
 
 // CellExec runs the far end of a web console command (console.Remote) in a

@@ -9,6 +9,9 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"oplab.dev/oplab/internal/jwtclaims"
 )
@@ -86,4 +89,28 @@ func tokenTimes(file string) (exp, iat time.Time, err error) {
 	}
 	iat, exp, err = jwtclaims.Times(string(b))
 	return exp, iat, err
+}
+
+// WriteTokenKubeconfig writes a kubeconfig that reaches the API server of
+// admin (server and CA) and authenticates with the token in tokenFile only:
+// no client certificate, so its user, ServiceAccount serviceAccount, has
+// that account's rights and no more; namespace is its default.
+func WriteTokenKubeconfig(path string, admin *rest.Config, tokenFile, serviceAccount, namespace string) error {
+	ca := admin.CAData
+	if len(ca) == 0 && admin.CAFile != "" {
+		b, err := os.ReadFile(admin.CAFile)
+		if err != nil {
+			return fmt.Errorf("read cluster CA: %w", err)
+		}
+		ca = b
+	}
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["oplab"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: ca, InsecureSkipTLSVerify: admin.Insecure}
+	cfg.AuthInfos[serviceAccount] = &clientcmdapi.AuthInfo{TokenFile: tokenFile}
+	cfg.Contexts[serviceAccount] = &clientcmdapi.Context{Cluster: "oplab", AuthInfo: serviceAccount, Namespace: namespace}
+	cfg.CurrentContext = serviceAccount
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		return fmt.Errorf("write the kubeconfig of %s: %w", serviceAccount, err)
+	}
+	return os.Chmod(path, 0o600)
 }

@@ -94,7 +94,7 @@ func RunInCell(ctx context.Context, o CellRun) error {
 	}
 	loc := oplog.Location{Dir: o.Dir}
 	token, kubeconfig := filepath.Join(o.Dir, "token"), filepath.Join(o.Dir, "kubeconfig")
-	if err := writeTokenKubeconfig(kubeconfig, cfg, token); err != nil {
+	if err := hostpod.WriteTokenKubeconfig(kubeconfig, cfg, token, ServiceAccount, Namespace); err != nil {
 		return err
 	}
 	tokens := hostpod.TokenOptions{

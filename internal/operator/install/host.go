@@ -23,11 +23,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/operator/hostpod"
 	"oplab.dev/oplab/internal/oplog"
 )
 
@@ -141,7 +139,7 @@ func (in *Installer) startHost(ctx context.Context, rel *release.Release) (*Host
 	if err != nil {
 		return nil, err
 	}
-	if err := writeTokenKubeconfig(kubeconfig, in.cfg, tokenPath); err != nil {
+	if err := hostpod.WriteTokenKubeconfig(kubeconfig, in.cfg, tokenPath, ServiceAccount, Namespace); err != nil {
 		return nil, err
 	}
 	args, err := operatorArgs(rel.Manifest)
@@ -265,30 +263,6 @@ func (in *Installer) writeToken(ctx context.Context, cs kubernetes.Interface) (t
 	}
 	in.log.Info("operator token minted", "serviceAccount", Namespace+"/"+ServiceAccount, "expires", tr.Status.ExpirationTimestamp.Time)
 	return tr.Status.ExpirationTimestamp.Time, nil
-}
-
-// writeTokenKubeconfig writes a kubeconfig that reaches the API server of
-// admin (server and CA) and authenticates with the token in tokenFile only:
-// no client certificate, so the operator has its ServiceAccount's rights and
-// no more.
-func writeTokenKubeconfig(path string, admin *rest.Config, tokenFile string) error {
-	ca := admin.CAData
-	if len(ca) == 0 && admin.CAFile != "" {
-		b, err := os.ReadFile(admin.CAFile)
-		if err != nil {
-			return fmt.Errorf("read cluster CA: %w", err)
-		}
-		ca = b
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["oplab"] = &clientcmdapi.Cluster{Server: admin.Host, CertificateAuthorityData: ca, InsecureSkipTLSVerify: admin.Insecure}
-	cfg.AuthInfos[ServiceAccount] = &clientcmdapi.AuthInfo{TokenFile: tokenFile}
-	cfg.Contexts["pg-operator"] = &clientcmdapi.Context{Cluster: "oplab", AuthInfo: ServiceAccount, Namespace: Namespace}
-	cfg.CurrentContext = "pg-operator"
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		return fmt.Errorf("write operator kubeconfig: %w", err)
-	}
-	return os.Chmod(path, 0o600)
 }
 
 // operatorArgs reads the operator container's arguments from the rendered

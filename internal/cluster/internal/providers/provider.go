@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"time"
 
 	"oplab.dev/oplab/internal/jsonconv"
@@ -46,6 +47,55 @@ type HostProcessRunner interface {
 	// sees only its own files and its provider's programs, so another
 	// program is copied into the cluster's directory.
 	HostProgram(ctx context.Context, cluster, path string) (string, error)
+}
+
+// Workshop is implemented by providers whose clusters run host processes
+// (embedded): oplab can give a cluster's processes files, and run one
+// command among them to its end (a learner's build, in the write-reconciler
+// lab), under the cluster's walls and budget.
+type Workshop interface {
+	// Workspace returns a directory of the cluster that its processes may
+	// read and write and that oplab writes to: files put there are the
+	// cluster's (given to its cell's user at the next command). It goes
+	// with the cluster.
+	Workspace(ctx context.Context, cluster string) (string, error)
+	// Share makes the files under src readable, not writable, by the
+	// cluster's processes at dst (inside the workspace): hard links the cell
+	// cannot change where its processes run as a user of their own, a copy
+	// otherwise. dst must not exist.
+	Share(ctx context.Context, cluster, src, dst string) error
+	// Run runs one command among the cluster's processes and waits for it;
+	// ctx ending kills it and every process it started. Its program must be
+	// one the cluster can run (see HostProgram). A non-zero exit is an
+	// *exec.ExitError. The state, when the command ran, tells its
+	// resources (the largest process's resident memory among them).
+	Run(ctx context.Context, cluster string, c Command) (*os.ProcessState, error)
+	// Confine returns the command line that runs prog with args among the
+	// cluster's processes in a sandbox of their own, which sees only what
+	// c lists and shares only the cluster's network: for a learner's own
+	// program, which must not read the cluster's credentials or state. A
+	// cluster without walls of its own runs prog as it is.
+	Confine(ctx context.Context, cluster string, c Sandbox, prog string, args []string) (string, []string, error)
+}
+
+// Sandbox is what a sandbox inside a cluster's cell sees: paths of the
+// cluster's (its workspace) or of its provider's programs, each at its own
+// path, and a directory of the workspace as its /tmp.
+type Sandbox struct {
+	ReadOnly []string
+	Writable []string
+	Tmp      string
+	Chdir    string
+}
+
+// Command is one program to run to its end among a cluster's processes.
+type Command struct {
+	Path string
+	Args []string
+	// Env is the whole environment: nothing is inherited.
+	Env []string
+	// Stdout and Stderr receive its output; nil discards it.
+	Stdout, Stderr io.Writer
 }
 
 // Restarter is implemented by providers whose clusters can be stopped and

@@ -53,6 +53,10 @@ type cellRecord struct {
 	// Group is the cell's control group (package budget); nil where none
 	// could be made.
 	Group *budget.Record `json:"group,omitempty"`
+	// Sandbox is bubblewrap's path, which the cell sees at that path: a
+	// learner's program runs in a sandbox of its own inside the cell
+	// (Confine). Empty in a cell made before it did.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // group returns the cell's control group, nil when it has none.
@@ -115,6 +119,9 @@ func (p *Provider) setupConfinement(mode Confinement) error {
 	err := cell.Probe(context.Background(), filepath.Join(p.binDir, cellBinary), cellUser(portLow))
 	if err == nil {
 		p.confined = true
+		if path, perr := bwrap.Path(); perr == nil {
+			p.sandbox = path
+		}
 		p.tree, err = budget.Open()
 	}
 	if err == nil {
@@ -139,10 +146,14 @@ func (p *Provider) Contained() (bool, error) { return p.confined && p.tree != ni
 // cellSpec is the cell of the cluster in dir, run as user: its own
 // directory and the programs of the bin directory.
 func (p *Provider) cellSpec(dir string, user int) cell.Spec {
+	progs := []string{p.binDir}
+	if p.sandbox != "" {
+		progs = append(progs, p.sandbox)
+	}
 	return cell.Spec{
 		Dir:      dir,
 		Init:     filepath.Join(p.binDir, cellBinary),
-		Programs: []string{p.binDir},
+		Programs: progs,
 		User:     user,
 		Keep:     hostFiles,
 	}
@@ -158,7 +169,7 @@ func (pt ports) forwarded() []int {
 func (c *creation) startCell(ctx context.Context) error {
 	spec := c.p.cellSpec(c.l.dir, cellUser(c.st.Ports.APIServer))
 	spec.Forwards = c.st.Ports.forwarded()
-	c.st.Cell = &cellRecord{User: spec.User}
+	c.st.Cell = &cellRecord{User: spec.User, Sandbox: c.p.sandbox}
 	if c.p.tree != nil {
 		g, err := c.p.tree.Make(groupName(c.st.Name, c.l.dir), c.p.budgetOf(c.st))
 		if err != nil {
@@ -234,6 +245,9 @@ func (p *Provider) command(st *clusterState, dir, limits, prog string, args []st
 // and the cluster's own directory are in a cell's file system.
 func (p *Provider) checkInCell(st *clusterState, dir, prog string) error {
 	if st.Cell == nil {
+		return nil
+	}
+	if st.Cell.Sandbox != "" && prog == st.Cell.Sandbox {
 		return nil
 	}
 	rel, err := filepath.Rel(p.binDir, prog)

@@ -53,6 +53,9 @@ type Provider struct {
 	// or why their cells have no budget (tree nil).
 	confined bool
 	cellErr  error
+	// sandbox is bubblewrap, which every new cell binds so that a
+	// learner's program runs confined inside it (Confine).
+	sandbox string
 	// tree makes the cells' control groups; budget is each one's.
 	tree   *budget.Tree
 	budget budget.Budget

@@ -54,7 +54,11 @@ func (p *Provider) Usage(ctx context.Context, name string) (providers.Usage, err
 	if fi, err := os.Stat(l.etcdDB()); err == nil {
 		u.Etcd = uint64(fi.Size())
 	}
-	u.Disk = diskUsage(l.dir)
+	user := -1
+	if st.Cell != nil && st.Cell.User != 0 {
+		user = st.Cell.User
+	}
+	u.Disk = diskUsage(l.dir, user)
 	seen := map[int]bool{}
 	for _, rec := range st.Processes {
 		if seen[rec.PID] {
@@ -69,18 +73,32 @@ func (p *Provider) Usage(ctx context.Context, name string) (providers.Usage, err
 }
 
 // diskUsage is what the files under dir take on disk: their allocated
-// blocks, so a preallocated log segment counts whole.
-func diskUsage(dir string) uint64 {
+// blocks, so a preallocated log segment counts whole, and each file once
+// however many links it has. Where the cell runs as host user cellUser
+// (-1: it does not), a file linked elsewhere that is not that user's is
+// the host's, shared read-only (Share), and is not the cluster's to pay.
+func diskUsage(dir string, cellUser int) uint64 {
 	var n uint64
+	counted := map[uint64]bool{}
 	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // gone meanwhile, or the cell's own
 		}
-		if fi, err := d.Info(); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				n += uint64(st.Blocks) * 512
-			}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
 		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		if st.Nlink > 1 && !d.IsDir() {
+			if counted[st.Ino] || cellUser >= 0 && int(st.Uid) != cellUser {
+				return nil
+			}
+			counted[st.Ino] = true
+		}
+		n += uint64(st.Blocks) * 512
 		return nil
 	})
 	return n
