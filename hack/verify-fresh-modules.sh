@@ -6,7 +6,8 @@
 # build cache, fed by a file:// proxy over this machine's own module cache:
 # no network, a few seconds. It runs hack/build-controlplane.sh
 # --prepare-only: the versions, the download and patch of k8s.io/apiserver,
-# the temporary go.mod. (`go build`, `go vet`, `go test` and `go tool`
+# the temporary go.mod; and hack/build-kit.sh --prepare-only: the module
+# cache and go.sum of the lab whose learners build a controller. (`go build`, `go vet`, `go test` and `go tool`
 # download what they need by themselves; only a script that asks for a
 # module's directory can trip over an empty cache.)
 set -euo pipefail
@@ -24,4 +25,5 @@ export GOSUMDB=off GOTOOLCHAIN=local GOFLAGS=-mod=readonly
 
 echo "verify-fresh-modules: module steps with an empty module cache (proxy: $GOPROXY)"
 "$root/hack/build-controlplane.sh" --prepare-only "$tmp/bin"
+"$root/hack/build-kit.sh" --prepare-only "$tmp/kit"
 echo "verify-fresh-modules: ok"

@@ -1,0 +1,106 @@
+package controllab_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/controllab"
+	"oplab.dev/oplab/labs"
+)
+
+// BenchmarkControllerBuild times a learner's build of the write-reconciler
+// lab's reference solution in their cell, with the kit `make kit` made:
+//
+//   - first: the first build of a session (its build cache new, linked to
+//     the kit's warm one), as after `make`: ms-p50, ms-p99;
+//   - edit: a one-line edit of the controller built again: ms-p50, ms-p99;
+//
+// and the most memory one process of a build took (MiB-peak, the linker).
+//
+//	go test -run '^$' -bench '^BenchmarkControllerBuild$' -benchtime 5x -count 1 ./internal/controllab/
+func BenchmarkControllerBuild(b *testing.B) {
+	k, err := controllab.FindKit(clustertest.BinDir(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := clustertest.New(b)
+	ctx := b.Context()
+	dir := b.TempDir()
+	mod, err := labs.Module("write-reconciler")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := controllab.WriteModule(dir, mod, k); err != nil {
+		b.Fatal(err)
+	}
+	base, err := controllab.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sol, err := labs.Solution("write-reconciler")
+	if err != nil {
+		b.Fatal(err)
+	}
+	files, err := controllab.Overlay(base, sol)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ws, err := c.Provider.Workspace(ctx, c.Name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	bl := controllab.Builder{Kit: k, Cells: c.Provider, Cluster: c.Name}
+	build := func(f controllab.Files) *controllab.Build {
+		b.Helper()
+		res, err := bl.Build(ctx, f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.OK {
+			b.Fatalf("the solution does not build:\n%s", res.Output)
+		}
+		return res
+	}
+	const file = "internal/controller/webapp_controller.go"
+	var first, edit []time.Duration
+	var peak uint64
+	b.ResetTimer()
+	for i := range b.N {
+		if err := os.RemoveAll(filepath.Join(ws, "gocache")); err != nil {
+			b.Fatal(err)
+		}
+		res := build(files)
+		first = append(first, res.Took)
+		peak = max(peak, res.PeakMemory)
+		edited := controllab.Files{}
+		for n, d := range files {
+			edited[n] = d
+		}
+		edited[file] = append(slices.Clone(files[file]), fmt.Sprintf("\n// edit %d\n", i)...)
+		res = build(edited)
+		edit = append(edit, res.Took)
+		peak = max(peak, res.PeakMemory)
+	}
+	b.StopTimer()
+	quantiles(b, first, "ms-first")
+	quantiles(b, edit, "ms-edit")
+	b.ReportMetric(float64(peak)/(1<<20), "MiB-peak")
+}
+
+// quantiles reports the p50 and p99 of all, in milliseconds, as unit-p50
+// and unit-p99.
+func quantiles(b *testing.B, all []time.Duration, unit string) {
+	b.Helper()
+	slices.Sort(all)
+	q := func(p float64) float64 {
+		i := int(p*float64(len(all))+0.999999) - 1
+		return float64(all[max(i, 0)].Microseconds()) / 1000
+	}
+	b.ReportMetric(q(0.5), unit+"-p50")
+	b.ReportMetric(q(0.99), unit+"-p99")
+}

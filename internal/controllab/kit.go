@@ -1,0 +1,83 @@
+package controllab
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// KitDir is where `make kit` puts the build kit, under oplab's bin
+// directory (which every cell sees, read-only). Its name begins with _
+// so that the go command, asked for oplab's ./..., does not take the kit's
+// module cache and toolchain sources for packages of oplab.
+const KitDir = "_kit"
+
+// Kit is the build kit (hack/build-kit.sh): the Go toolchain that builds
+// oplab, a module cache with every module the lab's module needs, that
+// module's go.mod and go.sum, and a build cache warmed with the reference
+// solution.
+type Kit struct {
+	Dir string
+}
+
+// FindKit returns the kit in binDir, or an error that says how to make it.
+func FindKit(binDir string) (Kit, error) {
+	k := Kit{Dir: filepath.Join(binDir, KitDir)}
+	if _, err := os.Stat(filepath.Join(k.Dir, "stamp")); err != nil {
+		return Kit{}, fmt.Errorf("the build kit is missing or incomplete in %s: run `make kit`", k.Dir)
+	}
+	return k, nil
+}
+
+// Go is the kit's go command.
+func (k Kit) Go() string { return filepath.Join(k.Dir, "go", "bin", "go") }
+
+// GoRoot, ModCache and Cache are the kit's toolchain, module cache and warm
+// build cache.
+func (k Kit) GoRoot() string   { return filepath.Join(k.Dir, "go") }
+func (k Kit) ModCache() string { return filepath.Join(k.Dir, "mod") }
+func (k Kit) Cache() string    { return filepath.Join(k.Dir, "cache") }
+
+// moduleFiles are the files of the lab's module that the kit decides: a
+// learner's copies are replaced by these, so that every build uses the
+// modules prepared offline.
+var moduleFiles = []string{"go.mod", "go.sum"}
+
+// module returns the kit's go.mod and go.sum by name.
+func (k Kit) module() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, f := range moduleFiles {
+		b, err := os.ReadFile(filepath.Join(k.Dir, "module", f))
+		if err != nil {
+			return nil, fmt.Errorf("the build kit: %w (run `make kit`)", err)
+		}
+		out[f] = b
+	}
+	return out, nil
+}
+
+// WriteModule writes a module for the learner to edit into dir: the files
+// of scaffold (a lab's _module tree), then the kit's go.mod and go.sum. It
+// refuses a dir that holds anything: nothing of the learner's is
+// overwritten.
+func WriteModule(dir string, scaffold fs.FS, k Kit) error {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("%s is not empty: choose a new directory for the lab's module", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	mod, err := k.module()
+	if err != nil {
+		return err
+	}
+	files, err := ReadFS(scaffold)
+	if err != nil {
+		return err
+	}
+	for name, b := range mod {
+		files[name] = b
+	}
+	return files.Write(dir)
+}
