@@ -13,6 +13,7 @@ import (
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/controllab"
+	"oplab.dev/oplab/internal/walltest"
 	"oplab.dev/oplab/labs"
 )
 
@@ -155,9 +156,7 @@ func main() {
 func TestBuildAndProgramAreContained(t *testing.T) {
 	k := kit(t)
 	p, data := clustertest.NewProvider(t)
-	if ok, err := p.Contained(); !ok {
-		t.Skipf("clusters are not contained on this machine (%v): the walls are tested where they are made", err)
-	}
+	walltest.Require(t, walltest.Cell, walltest.Contained(p.Contained()))
 	canaries := clustertest.PlantCanaries(t, data)
 	c := clustertest.Create(t, p, data, clustertest.UniqueName("esc"))
 	ctx := t.Context()
