@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"oplab.dev/oplab/internal/cluster"
@@ -58,9 +57,6 @@ type Build struct {
 	// Output is what the go command printed (at most maxOutput bytes).
 	Output string
 	Took   time.Duration
-	// PeakMemory is the most resident memory one process of the build
-	// took (the linker, mostly); zero where it is not known.
-	PeakMemory uint64
 }
 
 // CompileError is one message of the compiler, on its line.
@@ -144,17 +140,12 @@ func (b Builder) Build(ctx context.Context, files Files) (*Build, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := &limitedBuffer{max: maxOutput}
-	ps, err := b.Cells.Run(ctx, b.Cluster, cluster.Command{
+	_, err = b.Cells.Run(ctx, b.Cluster, cluster.Command{
 		Path: path, Args: args,
 		Env:    b.env(ws),
 		Stdout: out, Stderr: out,
 	})
 	res := &Build{Output: out.String(), Took: time.Since(start)}
-	if ps != nil {
-		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-			res.PeakMemory = uint64(ru.Maxrss) << 10 // KiB on Linux
-		}
-	}
 	var exit *exec.ExitError
 	switch {
 	case ctx.Err() != nil:

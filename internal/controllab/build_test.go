@@ -119,6 +119,15 @@ func TestBuildInTheCell(t *testing.T) {
 		t.Fatalf("fixed: %v %+v", err, res)
 	}
 	t.Logf("an edit built in %s (warm cell cache)", res.Took.Round(time.Millisecond))
+	// The builds ran within the cluster's budget, beside its cluster.
+	u, err := c.Provider.Usage(ctx, c.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the cell's memory: peak %d MiB of %d", u.MemoryPeak>>20, u.MemoryLimit>>20)
+	if u.OOMKills > 0 || len(u.Down) > 0 {
+		t.Errorf("building in the cell cost the cluster: %d processes killed at its memory ceiling, down: %v", u.OOMKills, u.Down)
+	}
 }
 
 // escapeMain is a learner's program that tries to reach what is not
