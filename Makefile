@@ -158,17 +158,19 @@ clean: ## Remove ./bin
 # `generate` writes the CRD to config/crd/, the ClusterRole to config/rbac/,
 # deepcopy code to api/v1/, and copies the CRD and the role into the chart.
 CONTROLLER_GEN := $(GO) tool -modfile=hack/tools/go.mod controller-gen
-GENERATED      := api/v1/zz_generated.deepcopy.go config/crd config/rbac charts/pg-operator/crds charts/pg-operator/files/role.yaml
+GENERATED      := api/v1/zz_generated.deepcopy.go config/crd config/rbac charts/pg-operator/crds charts/pg-operator/files/role.yaml \
+                  labs/write-reconciler/_module/api/v1/zz_generated.deepcopy.go labs/write-reconciler/crd.yaml labs/write-reconciler/rbac.yaml
 
 .PHONY: generate verify-generated
 
-generate: ## Regenerate the PostgresCluster CRD, RBAC and deepcopy code from markers
+generate: ## Regenerate the CRDs, RBAC and deepcopy code from markers (PostgresCluster, the write-reconciler lab's WebApp)
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd
 	$(CONTROLLER_GEN) rbac:roleName=pg-operator paths=./internal/operator/controller/... output:rbac:artifacts:config=config/rbac
 	mkdir -p charts/pg-operator/crds charts/pg-operator/files
 	cp config/crd/databases.example.com_postgresclusters.yaml charts/pg-operator/crds/
 	cp config/rbac/role.yaml charts/pg-operator/files/role.yaml
+	./hack/generate-lab-module.sh $(KIT)
 
 # verify-generated runs `make generate` in a copy of the tree (without bin/,
 # .git and .cache) whose generated files are removed first, and compares: the
@@ -179,7 +181,7 @@ verify-generated: ## Fail when the generated CRD, RBAC or deepcopy code is stale
 	@tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	{ tar -C . --exclude=./bin --exclude=./.git --exclude=./.cache --warning=no-file-changed -cf - . || [ $$? = 1 ]; } | tar -C "$$tmp" -xf -; \
 	(cd "$$tmp" && rm -rf $(GENERATED)); \
-	if ! out=$$($(MAKE) --no-print-directory -C "$$tmp" generate 2>&1); then \
+	if ! out=$$($(MAKE) --no-print-directory -C "$$tmp" generate KIT=$(KIT) 2>&1); then \
 	  echo "$$out" >&2; echo "make generate failed in a copy of the tree (see above)" >&2; exit 1; \
 	fi; \
 	stale=0; \
