@@ -9,7 +9,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-kit=${1:?usage: generate-lab-module.sh KIT (bin/_kit, made by make kit)}
+kit=$(cd "${1:?usage: generate-lab-module.sh KIT (bin/_kit, made by make kit)}" && pwd)
 lab=$root/labs/write-reconciler
 if [ ! -f "$kit/stamp" ]; then
   echo "generate-lab-module: no build kit in $kit: run make kit first" >&2

@@ -10,17 +10,21 @@ type WebAppSpec struct {
 	// Image is the container image of the app.
 	// +kubebuilder:validation:MinLength=1
 	Image string `json:"image"`
+
+	// Replicas and Port are written even when 0 (no omitempty): a 0 left
+	// out of an update would come back as the default.
+
 	// Replicas is how many pods run it.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +optional
-	Replicas int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas"`
 	// Port is where the app listens, and the Service's port.
 	// +kubebuilder:default=8080
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +optional
-	Port int32 `json:"port,omitempty"`
+	Port int32 `json:"port"`
 	// Content is the page the app serves: the ConfigMap's index.html.
 	// +optional
 	Content string `json:"content,omitempty"`

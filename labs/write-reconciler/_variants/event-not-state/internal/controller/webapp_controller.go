@@ -1,6 +1,6 @@
 // Package controller holds the WebApp reconciler: the part you write.
 //
-// Broken on purpose: it makes the children only the first time it sees a WebApp (no status yet), as if reacting to a "created" event; children deleted later are never made again.
+// Broken on purpose: it makes the children only the first time it sees a WebApp (no status yet), as if reacting to a "created" event; children deleted or changed later are never put right.
 package controller
 
 import (
@@ -108,36 +108,40 @@ func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 
-	// The children, made once: when the WebApp is new.
-	if app.Status.ObservedGeneration != 0 {
-		return ctrl.Result{}, nil
-	}
+	// The children, made once: when the WebApp is new, as if on its
+	// "created" event. Later passes only read the Deployment for status.
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}
-	if err := r.apply(ctx, &app, cm, func() error {
-		setLabels(&cm.ObjectMeta, Labels(&app))
-		cm.Data = map[string]string{ContentKey: app.Spec.Content}
-		return nil
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
 	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}
-	if err := r.apply(ctx, &app, dep, func() error {
-		mutateDeployment(dep, &app)
-		return nil
-	}); err != nil {
-		return ctrl.Result{}, err
-	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: app.Name, Namespace: app.Namespace}}
-	if err := r.apply(ctx, &app, svc, func() error {
-		setLabels(&svc.ObjectMeta, Labels(&app))
-		svc.Spec.Selector = selector(&app)
-		svc.Spec.Ports = []corev1.ServicePort{{
-			Name: "http", Protocol: corev1.ProtocolTCP,
-			Port: app.Spec.Port, TargetPort: intstr.FromInt32(app.Spec.Port),
-		}}
-		return nil
-	}); err != nil {
-		return ctrl.Result{}, err
+	if app.Status.ObservedGeneration != 0 {
+		if err := r.Get(ctx, client.ObjectKeyFromObject(dep), dep); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+	} else {
+		if err := r.apply(ctx, &app, cm, func() error {
+			setLabels(&cm.ObjectMeta, Labels(&app))
+			cm.Data = map[string]string{ContentKey: app.Spec.Content}
+			return nil
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.apply(ctx, &app, dep, func() error {
+			mutateDeployment(dep, &app)
+			return nil
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.apply(ctx, &app, svc, func() error {
+			setLabels(&svc.ObjectMeta, Labels(&app))
+			svc.Spec.Selector = selector(&app)
+			svc.Spec.Ports = []corev1.ServicePort{{
+				Name: "http", Protocol: corev1.ProtocolTCP,
+				Port: app.Spec.Port, TargetPort: intstr.FromInt32(app.Spec.Port),
+			}}
+			return nil
+		}); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 
 	// The status, written only when it changed.
@@ -227,17 +231,32 @@ func mutateDeployment(dep *appsv1.Deployment, app *webappv1.WebApp) {
 	c.VolumeMounts = []corev1.VolumeMount{{Name: "content", MountPath: MountPath, ReadOnly: true}}
 }
 
-// register puts app in its namespace's registry.
+// register puts app in its namespace's registry: the registry made if
+// missing (owned by no WebApp: it outlives them), else one key patched, and
+// nothing written when the key is right. A patch of one key does not
+// conflict with another WebApp's.
 func (r *WebAppReconciler) register(ctx context.Context, app *webappv1.WebApp) error {
-	reg := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: Registry, Namespace: app.Namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, reg, func() error {
-		if reg.Data == nil {
-			reg.Data = map[string]string{}
+	var reg corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: Registry}, &reg)
+	if apierrors.IsNotFound(err) {
+		reg = corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: Registry, Namespace: app.Namespace},
+			Data:       map[string]string{app.Name: app.Spec.Image},
 		}
-		reg.Data[app.Name] = app.Spec.Image
+		return r.Create(ctx, &reg)
+	}
+	if err != nil {
+		return err
+	}
+	if image, ok := reg.Data[app.Name]; ok && image == app.Spec.Image {
 		return nil
-	})
-	return err
+	}
+	patch := client.MergeFrom(reg.DeepCopy())
+	if reg.Data == nil {
+		reg.Data = map[string]string{}
+	}
+	reg.Data[app.Name] = app.Spec.Image
+	return r.Patch(ctx, &reg, patch)
 }
 
 // unregister takes app out of its namespace's registry.
@@ -253,8 +272,9 @@ func (r *WebAppReconciler) unregister(ctx context.Context, app *webappv1.WebApp)
 	if _, ok := reg.Data[app.Name]; !ok {
 		return nil
 	}
+	patch := client.MergeFrom(reg.DeepCopy())
 	delete(reg.Data, app.Name)
-	return r.Update(ctx, &reg)
+	return r.Patch(ctx, &reg, patch)
 }
 
 // selector picks app's pods.

@@ -221,17 +221,32 @@ func mutateDeployment(dep *appsv1.Deployment, app *webappv1.WebApp) {
 	c.VolumeMounts = []corev1.VolumeMount{{Name: "content", MountPath: MountPath, ReadOnly: true}}
 }
 
-// register puts app in its namespace's registry.
+// register puts app in its namespace's registry: the registry made if
+// missing (owned by no WebApp: it outlives them), else one key patched, and
+// nothing written when the key is right. A patch of one key does not
+// conflict with another WebApp's.
 func (r *WebAppReconciler) register(ctx context.Context, app *webappv1.WebApp) error {
-	reg := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: Registry, Namespace: app.Namespace}}
-	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, reg, func() error {
-		if reg.Data == nil {
-			reg.Data = map[string]string{}
+	var reg corev1.ConfigMap
+	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: Registry}, &reg)
+	if apierrors.IsNotFound(err) {
+		reg = corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: Registry, Namespace: app.Namespace},
+			Data:       map[string]string{app.Name: app.Spec.Image},
 		}
-		reg.Data[app.Name] = app.Spec.Image
+		return r.Create(ctx, &reg)
+	}
+	if err != nil {
+		return err
+	}
+	if image, ok := reg.Data[app.Name]; ok && image == app.Spec.Image {
 		return nil
-	})
-	return err
+	}
+	patch := client.MergeFrom(reg.DeepCopy())
+	if reg.Data == nil {
+		reg.Data = map[string]string{}
+	}
+	reg.Data[app.Name] = app.Spec.Image
+	return r.Patch(ctx, &reg, patch)
 }
 
 // unregister takes app out of its namespace's registry.
@@ -247,8 +262,9 @@ func (r *WebAppReconciler) unregister(ctx context.Context, app *webappv1.WebApp)
 	if _, ok := reg.Data[app.Name]; !ok {
 		return nil
 	}
+	patch := client.MergeFrom(reg.DeepCopy())
 	delete(reg.Data, app.Name)
-	return r.Update(ctx, &reg)
+	return r.Patch(ctx, &reg, patch)
 }
 
 // selector picks app's pods.
