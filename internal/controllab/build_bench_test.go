@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/labs"
@@ -22,15 +23,23 @@ import (
 //
 // and the most memory the cell took, its cluster's processes and the
 // builds together (MiB-cell-peak, memory.peak of its control group); a
-// build the cell's memory ceiling killed fails the benchmark.
+// build the cell's memory ceiling killed fails the benchmark. capped is
+// a cell as a session's is once set up, under its CPU cap; uncapped one
+// left unsettled, as during a start: what the cap costs a build.
 //
 //	go test -run '^$' -bench '^BenchmarkControllerBuild$' -benchtime 5x -count 1 ./internal/controllab/
 func BenchmarkControllerBuild(b *testing.B) {
+	b.Run("capped", func(b *testing.B) { benchmarkBuild(b) })
+	b.Run("uncapped", func(b *testing.B) { benchmarkBuild(b, cluster.CreateUnsettled()) })
+}
+
+func benchmarkBuild(b *testing.B, opts ...cluster.CreateOption) {
 	k, err := controllab.FindKit(clustertest.BinDir(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := clustertest.New(b)
+	p, data := clustertest.NewProvider(b)
+	c := clustertest.Create(b, p, data, clustertest.UniqueName("build"), opts...)
 	ctx := b.Context()
 	dir := b.TempDir()
 	mod, err := labs.Module("write-reconciler")
@@ -97,6 +106,7 @@ func BenchmarkControllerBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(u.MemoryPeak)/(1<<20), "MiB-cell-peak")
 	b.ReportMetric(float64(u.MemoryLimit)/(1<<20), "MiB-cell-limit")
+	b.ReportMetric(float64(u.CPULimit), "millicores-cap")
 }
 
 // quantiles reports the p50 and p99 of all, in milliseconds, as unit-p50
