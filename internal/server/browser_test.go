@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -82,11 +84,43 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains("#log", "reconcile: 3/3 replicas ready"),
 		textContains("#ex-pos", "Exercise 1 of 1"),
 		sh.take("ready"))
+	// A status the page asked for before the break, answered after it,
+	// is older than the break's own answer and must not be drawn over it.
+	held := &heldStatus{asked: make(chan struct{}), release: make(chan struct{})}
 	sh.step(t, ctx, "break it",
 		chromedp.WaitVisible(`#lab[data-live="true"] #break:not([disabled])`),
+		chromedp.Func(func(context.Context, *chromedp.Target) error {
+			lab.mu.Lock()
+			lab.heldStatus = held
+			lab.mu.Unlock()
+			s.events.publish("local", Update{Session: "alice-2", Kind: "state", Message: "ready"})
+			select {
+			case <-held.asked:
+				return nil
+			case <-time.After(10 * time.Second):
+				return errors.New("the page did not ask for its status after a state update")
+			}
+		}),
 		chromedp.Click(`#break`),
 		textContains("#steady", "exactlyOnePrimary"),
 		textContains("#clock", "Fault live for"),
+		chromedp.Func(func(context.Context, *chromedp.Target) error {
+			close(held.release)
+			time.Sleep(time.Second) // the stale answer arrives and is handled
+			return nil
+		}),
+		// Read once, not polled: the page's next refresh would put right
+		// what a stale answer drew.
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			clock, err := chromedp.Evaluate[string](`document.querySelector('#clock').textContent`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			if !strings.Contains(clock, "Fault live for") {
+				return fmt.Errorf("after a status asked for before the break was answered, the clock reads %q", clock)
+			}
+			return nil
+		}),
 		chromedp.WaitVisible(`#log li.trouble`),
 		chromedp.WaitVisible(`#log li.after-t0`),
 		sh.take("broken"))

@@ -23,7 +23,13 @@ type scriptedLearning struct {
 	state      string
 	t0, t1     time.Time
 	exIndex    int
+	// heldStatus, when set, holds the next status read after it is
+	// taken: asked signals it was taken, and the status is answered when
+	// release is closed, as a slow read under load would be.
+	heldStatus *heldStatus
 }
+
+type heldStatus struct{ asked, release chan struct{} }
 
 func newScriptedLearning(l *fakeLearning, streams *fakeStreams) *scriptedLearning {
 	return &scriptedLearning{fakeLearning: l, streams: streams, state: "ready"}
@@ -46,8 +52,22 @@ func (a *scriptedLearning) status(id string) map[string]any {
 		"actions": actions, "exercise": a.exIndex, "exerciseId": "delete-primary", "exercises": 1, "attempt": att}
 }
 
+// Wake is what the page reads its session's status with.
+func (a *scriptedLearning) Wake(ctx context.Context, id string, _ func(Update)) (any, error) {
+	return a.Status(ctx, id)
+}
+
 func (a *scriptedLearning) Status(_ context.Context, id string) (any, error) {
-	return a.status(id), nil
+	st := a.status(id)
+	a.mu.Lock()
+	h := a.heldStatus
+	a.heldStatus = nil
+	a.mu.Unlock()
+	if h != nil {
+		close(h.asked)
+		<-h.release
+	}
+	return st, nil
 }
 
 func (a *scriptedLearning) Start(ctx context.Context, learner, lab, lang string, progress func(Update)) (any, error) {

@@ -20,6 +20,10 @@ let log = null;
 let con = null;
 let events = null;
 let busy = false;
+// acted counts the learner's actions: a status asked for before the
+// latest one began is older than what that action answered, and is
+// dropped rather than drawn over it.
+let acted = 0;
 // The status after a passed exercise, shown when the learner turns to the
 // next one.
 let pendingStatus = null;
@@ -165,8 +169,10 @@ function refreshSoon() {
 
 async function refresh() {
   if (!session || busy) return;
+  const asked = acted;
   try {
     const st = await call('GET', `/api/sessions/${encodeURIComponent(session)}`);
+    if (busy || asked !== acted) return;
     // A passed exercise stays on screen, with its results and time to
     // recovery, until the learner turns to the next one.
     if (entered && pendingStatus && st.state !== 'completed') pendingStatus = st;
@@ -296,6 +302,7 @@ function passLink(at) {
 async function act(button, path, body, pending) {
   if (busy) return null;
   busy = true;
+  acted++;
   button.disabled = true;
   note(pending);
   try {
