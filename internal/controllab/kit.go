@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"oplab.dev/oplab/labs"
 )
 
 // KitDir is where `make kit` puts the build kit, under oplab's bin
@@ -80,4 +82,43 @@ func WriteModule(dir string, scaffold fs.FS, k Kit) error {
 		files[name] = b
 	}
 	return files.Write(dir)
+}
+
+// LabModule returns module of lab id as the self-test builds it: the
+// scaffold ("scaffold"), the reference solution ("solution") or a broken
+// variant (its name), each laid over the scaffold, with the kit's go.mod
+// and go.sum.
+func LabModule(id, module string, k Kit) (Files, error) {
+	scaffold, err := labs.Module(id)
+	if err != nil {
+		return nil, err
+	}
+	files, err := ReadFS(scaffold)
+	if err != nil {
+		return nil, err
+	}
+	var top fs.FS
+	switch module {
+	case "scaffold":
+	case "solution":
+		top, err = labs.Solution(id)
+	default:
+		top, err = labs.Variant(id, module)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if top != nil {
+		if files, err = Overlay(files, top); err != nil {
+			return nil, err
+		}
+	}
+	mod, err := k.module()
+	if err != nil {
+		return nil, err
+	}
+	for name, b := range mod {
+		files[name] = b
+	}
+	return files, files.Check()
 }

@@ -23,6 +23,12 @@ func actionFor(p any) (do, undo actionFn) {
 			return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installThirdParty(ctx, p.Operator) }, nil
 		}
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installOperator(ctx, p) }, nil
+	case *lab.InstallController:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installController(ctx, e.labID()) }, nil
+	case *lab.RunController:
+		return func(ctx context.Context, e *Engine, _ *Attempt) error {
+			return e.runController(ctx, e.labID(), p.Module)
+		}, nil
 	case *lab.WaitPods:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.waitPods(ctx, p) }, nil
 	case *lab.DeletePod:

@@ -81,7 +81,7 @@ func checkFor(p any) checkFn {
 			return !ok, why
 		}
 	}
-	return nil
+	return controllerCheck(p)
 }
 
 // RunChecks runs checks at once in the context of attempt a (nil: one that
@@ -150,6 +150,16 @@ func (e *Engine) runCheck(ctx context.Context, shared *rounds, a *Attempt, c *la
 		interval = DefaultInterval
 	}
 	start := time.Now()
+	if isProbe(c.Params) {
+		// A scenario, run once within the budget: it waits for the
+		// controller itself.
+		pctx, cancel := context.WithTimeout(ctx, budget)
+		defer cancel()
+		res.Passed, res.Reason = fn(pctx, e, a)
+		res.Polls = 1
+		res.Elapsed = jsonconv.Duration(time.Since(start))
+		return res
+	}
 	evaluations := 0
 	res.Passed, res.Reason, res.Polls = poll(ctx, func(ctx context.Context) (bool, string) {
 		evaluations++

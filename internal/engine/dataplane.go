@@ -38,6 +38,10 @@ type labOperator struct {
 	// named its own source.
 	logs      LogSource
 	fixedLogs bool
+	// lab is the lab in hand.
+	lab string
+	// probes orders the checks of a learner's controller.
+	probes probeLock
 }
 
 // use makes l's operator the one operatorReady, stopOperator, startOperator
@@ -46,15 +50,31 @@ type labOperator struct {
 // not know leaves the reference one; installing it fails, saying so.
 func (e *Engine) use(l *lab.Lab) {
 	rel, name := install.Reference, ""
-	if o, err := thirdparty.Find(l.Operator); err == nil {
+	var learnerLogs LogSource
+	if l.Operator == lab.LearnerOperator {
+		if r, err := learnerRelease(l.ID); err == nil {
+			rel, learnerLogs = r, e.learnerLog()
+		}
+	} else if o, err := thirdparty.Find(l.Operator); err == nil {
 		rel, name = o.Release, o.Name
 	}
 	e.op.mu.Lock()
 	defer e.op.mu.Unlock()
-	e.op.rel, e.op.name, e.op.set, e.op.logs = rel, name, true, nil
-	if rel != install.Reference && !e.op.fixedLogs {
+	e.op.rel, e.op.name, e.op.set, e.op.logs, e.op.lab = rel, name, true, nil, l.ID
+	switch {
+	case e.op.fixedLogs:
+	case learnerLogs != nil:
+		e.op.logs = learnerLogs
+	case rel != install.Reference:
 		e.op.logs = e.operatorLog(rel)
 	}
+}
+
+// labID is the lab in hand (see use).
+func (e *Engine) labID() string {
+	e.op.mu.Lock()
+	defer e.op.mu.Unlock()
+	return e.op.lab
 }
 
 // logSource is where the lab's operator's log is read.

@@ -46,6 +46,7 @@ const (
 	PhaseReset       = "reset"
 	PhaseSelfTest    = "selftest"
 	PhaseShortcut    = "shortcut"
+	PhaseBefore      = "before"
 )
 
 // Step reports one action or check of a long operation as it starts

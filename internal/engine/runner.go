@@ -39,6 +39,10 @@ type Engine struct {
 	learner bool
 	// op is the lab's operator (see use).
 	op *labOperator
+	// admin is, for an Engine that acts as the learner, the one it was
+	// made from: it builds and runs a program of the learner's for them,
+	// as the server does when they press Build and run.
+	admin *Engine
 }
 
 // RealContainersPace is how much longer actions and checks may take on a

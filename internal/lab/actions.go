@@ -13,7 +13,7 @@ import (
 )
 
 func actionSpecs() []KindSpec {
-	return []KindSpec{
+	return append([]KindSpec{
 		newSpec[InstallOperator]("installOperator", "install the lab's operator's chart (the reference operator's, or a third-party one) and wait for its Deployment", 3*time.Minute, 0),
 		newSpec[CreateCluster]("createCluster", "create a PostgresCluster", 30*time.Second, 0),
 		newSpec[ApplyManifest]("applyManifest", "server-side apply one or more YAML documents", 30*time.Second, 0),
@@ -32,7 +32,7 @@ func actionSpecs() []KindSpec {
 		newSpec[WaitPods]("waitPods", "wait until count pods of the selector are ready", 5*time.Minute, 0),
 		newSpec[DeletePod]("deletePod", "delete the one ready pod the selector picks (a leader, a master); T0 when it is gone", time.Minute, 0),
 		newSpec[ExecInPod]("execInPod", "run a command in the one ready pod the selector picks (write a row, a key)", time.Minute, 0),
-	}
+	}, controllerActionSpecs()...)
 }
 
 // InstallOperator installs the bundled operator chart.

@@ -7,7 +7,7 @@ import (
 )
 
 func checkSpecs() []KindSpec {
-	return []KindSpec{
+	return append([]KindSpec{
 		newSpec[Condition]("condition", "a condition of the PostgresCluster has the given status (and reason)", time.Minute, 2),
 		newSpec[PrimaryChanged]("primaryChanged", "status.currentPrimary differs from the primary recorded when chaos ran", time.Minute, 2),
 		newSpec[ExactlyOnePrimary]("exactlyOnePrimary", "exactly one pod carries the primary role label", 30*time.Second, 3),
@@ -30,7 +30,7 @@ func checkSpecs() []KindSpec {
 		newSpec[PatroniLeader]("patroniLeader", "Patroni's leader is the one pod labelled spilo-role=master, its server is not in recovery, and the cluster's Service points at it (and, with changed, it is not the pod deleted)", 2*time.Minute, 2),
 		newSpec[SentinelMaster]("sentinelMaster", "every Sentinel names the same master, that Redis answers ROLE master, and every other Redis replicates from it (and, with changed, it is not the pod deleted)", 2*time.Minute, 2),
 		newSpec[ExecOutput]("execOutput", "a command in the one ready pod the selector picks prints what want matches (a row count, a key's value)", time.Minute, 1),
-	}
+	}, controllerCheckSpecs()...)
 }
 
 // Condition checks a PostgresCluster condition.

@@ -31,8 +31,9 @@ type Lab struct {
 	Requires []string `yaml:"requires,omitempty"`
 	// Operator names the lab's operator when it is not the reference one:
 	// one of the course's third-party operators (package thirdparty), which
-	// run on real containers only. Its log is the lab's operator log, and
-	// operatorReady, stopOperator and startOperator act on it.
+	// run on real containers only, or LearnerOperator, the learner's own
+	// controller. Its log is the lab's operator log, and operatorReady,
+	// stopOperator and startOperator act on it.
 	Operator string `yaml:"operator,omitempty"`
 	// Target is the PostgresCluster that steps act on unless they say otherwise.
 	Target    Target     `yaml:"target"`
@@ -61,6 +62,12 @@ type Exercise struct {
 	FaultConfirmed []Check `yaml:"faultConfirmed,omitempty"`
 	Goals          []Check `yaml:"goals"`
 	Hints          []Hint  `yaml:"hints"`
+	// Before is, for the self-test only, the state the exercise starts
+	// from where the learner's own work makes it: an exercise without
+	// chaos runs it before trying the goals on the unrepaired state (a lab
+	// whose learner writes the controller runs the module of the stage
+	// before the exercise's).
+	Before []Step `yaml:"before,omitempty"`
 	// Solution is the reference repair, used by the self-test.
 	Solution []Step `yaml:"solution"`
 	// Shortcuts are repairs that must not pass: the self-test applies each

@@ -54,7 +54,7 @@ func (v *validator) validateLab() {
 			v.add(fmt.Sprintf("requires[%d]", i), "unknown capability %q (known: %v)", c, capabilities)
 		}
 	}
-	if l.Operator != "" {
+	if l.Operator != "" && l.Operator != LearnerOperator {
 		v.id("operator", l.Operator)
 		if !slices.Contains(l.Requires, "realContainers") {
 			v.add("operator", "a third-party operator runs on real containers only: add realContainers to requires")
@@ -104,6 +104,10 @@ func (v *validator) exercise(p string, e *Exercise) {
 		v.add(p+".solution", "a reference solution is required for the self-test")
 	}
 	v.steps(p+".solution", e.Solution)
+	v.steps(p+".before", e.Before)
+	if len(e.Before) > 0 && len(e.Chaos) > 0 {
+		v.add(p+".before", "an exercise with chaos starts from what its chaos breaks: before is for one without")
+	}
 	v.shortcuts(p+".shortcuts", e)
 }
 

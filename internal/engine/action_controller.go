@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"oplab.dev/oplab/internal/controllab"
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/operator/install"
+	"oplab.dev/oplab/internal/oplog"
+	"oplab.dev/oplab/labs"
+)
+
+// A lab whose learner writes the controller (lab.LearnerOperator) runs the
+// learner's program where its operator would run: installController makes
+// its place, runController builds a module and runs it there. In a
+// session the learner builds their own; the self-test builds the
+// reference solution and each broken variant.
+
+// learnerRelease is where the controller of lab id runs, as an operator
+// release: what operatorReady, stopOperator and startOperator act on.
+func learnerRelease(id string) (install.Release, error) {
+	pl, err := controllab.LabPlace(id)
+	if err != nil {
+		return install.Release{}, err
+	}
+	return install.Release{Name: id, Namespace: pl.Namespace, Deployment: pl.Deployment, Container: pl.Container}, nil
+}
+
+// learnerLog is the learner's controller's log, where controllab.Controller
+// writes it in the cluster's workspace.
+func (e *Engine) learnerLog() LogSource {
+	if e.t.Provider == nil {
+		return nil
+	}
+	ws, err := e.t.Provider.Workspace(context.Background(), e.t.Cluster)
+	if err != nil {
+		return nil
+	}
+	return Since{Log: oplog.Files(controllab.Log(ws).Files())}
+}
+
+// installController applies the lab's CRD, its controller's ClusterRole,
+// and its controller.yaml, and waits until the CRD is served.
+func (e *Engine) installController(ctx context.Context, id string) error {
+	if e.learner {
+		return fmt.Errorf("install the lab's controller: a learner cannot, it takes the cluster's admin: %w", ErrUnsupported)
+	}
+	for _, name := range []string{"crd.yaml", "rbac.yaml", "controller.yaml"} {
+		m, err := labs.Manifest(id, name)
+		if err != nil {
+			return err
+		}
+		if err := e.applyManifest(ctx, &lab.ApplyManifest{Manifest: m}); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if name == "crd.yaml" {
+			if err := e.waitServed(ctx, webAppGVR); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runController builds module of lab id in the cluster's cell and runs it
+// as the controller, in place of the one that runs. A module that does not
+// compile is an error that carries the compiler's output.
+func (e *Engine) runController(ctx context.Context, id, module string) error {
+	if e.learner {
+		// Any program is one a learner could write and run: the server
+		// builds and runs it for them, with the admin's credentials only
+		// to mint the controller's token.
+		if e.admin == nil {
+			return fmt.Errorf("run a module as the controller: %w", ErrUnsupported)
+		}
+		return e.admin.runController(ctx, id, module)
+	}
+	if e.t.Provider == nil {
+		return fmt.Errorf("run a module as the controller: no cluster provider: %w", ErrUnsupported)
+	}
+	k, err := controllab.FindKit(e.t.BinDir)
+	if err != nil {
+		return err
+	}
+	files, err := controllab.LabModule(id, module, k)
+	if err != nil {
+		return err
+	}
+	b, err := controllab.Builder{Kit: k, Cells: e.t.Provider, Cluster: e.t.Cluster}.Build(ctx, files)
+	if err != nil {
+		return fmt.Errorf("build %s: %w", module, err)
+	}
+	if !b.OK {
+		return fmt.Errorf("build %s: it does not compile:\n%s", module, b.Output)
+	}
+	ctl, err := e.controller(id)
+	if err != nil {
+		return err
+	}
+	return ctl.Start(ctx, b.Binary)
+}
+
+// controller is lab id's controller on the engine's cluster.
+func (e *Engine) controller(id string) (controllab.Controller, error) {
+	pl, err := controllab.LabPlace(id)
+	if err != nil {
+		return controllab.Controller{}, err
+	}
+	kc, err := e.t.Provider.KubeconfigPath(e.t.Cluster)
+	if err != nil {
+		return controllab.Controller{}, err
+	}
+	if e.t.BinDir == "" {
+		return controllab.Controller{}, errors.New("run the controller: no bin directory for hostpod")
+	}
+	return controllab.Controller{
+		Cells: e.t.Provider, Cluster: e.t.Cluster,
+		Admin: e.cfg, AdminKubeconfig: kc,
+		HostPod:   filepath.Join(e.t.BinDir, "hostpod"),
+		Namespace: pl.Namespace, ServiceAccount: pl.ServiceAccount, Selector: pl.Selector,
+	}, nil
+}
+
+// waitServed waits until the API server serves gvr (a CRD just made).
+func (e *Engine) waitServed(ctx context.Context, gvr schema.GroupVersionResource) error {
+	var last error
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+		_, last = e.dyn.Resource(gvr).List(ctx, metav1.ListOptions{Limit: 1})
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for %s to be served: %v (%w)", gvr.GroupResource(), last, err)
+	}
+	return nil
+}

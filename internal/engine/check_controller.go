@@ -1,0 +1,792 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"oplab.dev/oplab/internal/lab"
+)
+
+// The checks of a lab whose learner writes the controller (see
+// lab.controllerCheckSpecs) judge behaviour: each makes a WebApp of its
+// own, a probe with a name nobody knows in advance, changes it or its
+// children as a user or a failure would, and watches the controller
+// answer within the check's time. A hand with kubectl cannot keep up with
+// a name it has never seen, and the source is never read.
+//
+// These names are the contract between the grader and the lab's module
+// (labs/write-reconciler: its constants, its CRD); TestLabModuleNames
+// holds them equal.
+var webAppGVR = schema.GroupVersionResource{Group: "labs.oplab.dev", Version: "v1", Resource: "webapps"}
+
+const (
+	// controllerFieldOwner is the field manager of the controller's writes.
+	controllerFieldOwner = "webapp-controller"
+	// webAppFinalizer keeps a WebApp until it has left the registry.
+	webAppFinalizer = "labs.oplab.dev/registry"
+	// webAppRegistry is the ConfigMap, one per namespace, listing the
+	// live WebApps by name.
+	webAppRegistry = "webapp-registry"
+	// webAppContentKey is the key of the page in a WebApp's ConfigMap.
+	webAppContentKey = "index.html"
+	// instanceLabel marks a WebApp's children with its name.
+	instanceLabel = "app.kubernetes.io/instance"
+	// probePrefix begins the name of every probe WebApp.
+	probePrefix = "check-"
+	// probeManager writes what a probe changes by hand.
+	probeManager = "oplab-check"
+)
+
+// Defaults of lab.Probe and its windows.
+const (
+	defaultWithin = 15 * time.Second
+	defaultWindow = 5 * time.Second
+)
+
+// webAppSpec is a WebApp's spec as the probes write and compare it.
+type webAppSpec struct {
+	Image    string `json:"image"`
+	Replicas int32  `json:"replicas"`
+	Port     int32  `json:"port"`
+	Content  string `json:"content"`
+}
+
+// The specs a probe starts with and changes to: every field differs.
+var (
+	specA = webAppSpec{Image: "nginx:1.27", Replicas: 2, Port: 8080, Content: "first"}
+	specB = webAppSpec{Image: "nginx:1.28", Replicas: 3, Port: 9090, Content: "second"}
+)
+
+// isProbe says whether p is the params of a controller check: it runs its
+// scenario once, rather than being polled.
+func isProbe(p any) bool {
+	switch p.(type) {
+	case *lab.ChildrenMatchSpec, *lab.ChildrenOwned, *lab.ChildrenRepaired, *lab.LevelTriggered,
+		*lab.Idempotent, *lab.StatusTruthful, *lab.FinalizerRuns, *lab.NoHotLoop:
+		return true
+	}
+	return false
+}
+
+// controllerCheck returns the function of a controller check, or nil.
+func controllerCheck(p any) checkFn {
+	var (
+		params lab.Probe
+		run    func(pr *probe, ctx context.Context) (bool, string)
+		// exclusive: the scenario stops the controller, so no other
+		// probe may run beside it.
+		exclusive bool
+	)
+	switch p := p.(type) {
+	case *lab.ChildrenMatchSpec:
+		params, run = p.Probe, (*probe).matchSpec
+	case *lab.ChildrenOwned:
+		params, run = p.Probe, (*probe).owned
+	case *lab.ChildrenRepaired:
+		params, run = p.Probe, (*probe).repaired
+	case *lab.LevelTriggered:
+		params, run, exclusive = p.Probe, (*probe).levelTriggered, true
+	case *lab.Idempotent:
+		w := orDefault(p.Window.Duration, defaultWindow)
+		params, run = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.idempotent(ctx, w) }
+	case *lab.StatusTruthful:
+		params, run = p.Probe, (*probe).statusTruthful
+	case *lab.FinalizerRuns:
+		params, run = p.Probe, (*probe).finalizer
+	case *lab.NoHotLoop:
+		w := orDefault(p.Window.Duration, defaultWindow)
+		params, run = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.noHotLoop(ctx, w, p.MaxWrites) }
+	default:
+		return nil
+	}
+	return func(ctx context.Context, e *Engine, _ *Attempt) (bool, string) {
+		unlock := e.op.probes.lock(exclusive)
+		defer unlock()
+		pr, err := e.newProbe(ctx, params)
+		if err != nil {
+			return false, err.Error()
+		}
+		defer pr.remove()
+		return run(pr, ctx)
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// probe is one WebApp a check made, and what it knows of it.
+type probe struct {
+	e         *Engine
+	ns, name  string
+	within    time.Duration
+	uid       types.UID
+	spec      webAppSpec
+	converged time.Duration // how long the first convergence took
+}
+
+// newProbe makes a WebApp with specA under a new name.
+func (e *Engine) newProbe(ctx context.Context, p lab.Probe) (*probe, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	pr := &probe{e: e, ns: p.Namespace, name: probePrefix + hex.EncodeToString(b[:]), within: e.budget(orDefault(p.Within.Duration, defaultWithin)), spec: specA}
+	if pr.ns == "" {
+		pr.ns = "default"
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "labs.oplab.dev/v1", "kind": "WebApp",
+		"metadata": map[string]any{"name": pr.name, "namespace": pr.ns, "labels": map[string]any{"oplab.dev/probe": "true"}},
+		"spec":     specObject(specA),
+	}}
+	got, err := e.dyn.Resource(webAppGVR).Namespace(pr.ns).Create(ctx, u, metav1.CreateOptions{FieldManager: probeManager})
+	if err != nil {
+		return nil, fmt.Errorf("make a WebApp to try the controller on: %w", err)
+	}
+	pr.uid = got.GetUID()
+	return pr, nil
+}
+
+func specObject(s webAppSpec) map[string]any {
+	return map[string]any{"image": s.Image, "replicas": int64(s.Replicas), "port": int64(s.Port), "content": s.Content}
+}
+
+// remove deletes the probe and what it left: its finalizer if the
+// controller does not take it off, its children, its registry entry.
+func (pr *probe) remove() {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	apps := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns)
+	_ = apps.Delete(ctx, pr.name, metav1.DeleteOptions{})
+	_ = wait.PollUntilContextTimeout(ctx, pollInterval, 3*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := apps.Get(ctx, pr.name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	_, _ = apps.Patch(ctx, pr.name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: probeManager})
+	sel := metav1.ListOptions{LabelSelector: instanceLabel + "=" + pr.name}
+	cs := pr.e.cs
+	_ = cs.AppsV1().Deployments(pr.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	_ = cs.CoreV1().ConfigMaps(pr.ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	_ = cs.AppsV1().Deployments(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
+	_ = cs.CoreV1().ConfigMaps(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
+	_ = cs.CoreV1().Services(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{})
+	patch, _ := json.Marshal(map[string]any{"data": map[string]any{pr.name: nil}})
+	_, _ = cs.CoreV1().ConfigMaps(pr.ns).Patch(ctx, webAppRegistry, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager})
+}
+
+// setSpec changes the probe's spec, as a user would.
+func (pr *probe) setSpec(ctx context.Context, s webAppSpec) error {
+	patch, _ := json.Marshal(map[string]any{"spec": specObject(s)})
+	if _, err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager}); err != nil {
+		return fmt.Errorf("change the spec of WebApp %s: %w", pr.name, err)
+	}
+	pr.spec = s
+	return nil
+}
+
+// waitFor polls cond until it holds, for at most the probe's within. It
+// returns how long it took, and cond's last reason when it never held.
+func (pr *probe) waitFor(ctx context.Context, cond func(context.Context) (bool, string)) (time.Duration, string, bool) {
+	start := time.Now()
+	var why string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, pr.within, true, func(ctx context.Context) (bool, error) {
+		var ok bool
+		ok, why = cond(ctx)
+		return ok, nil
+	})
+	return time.Since(start), why, err == nil
+}
+
+// matches says whether the probe's children are what its spec asks,
+// written by the controller.
+func (pr *probe) matches(ctx context.Context) (bool, string) {
+	cs, s := pr.e.cs, pr.spec
+	cm, err := cs.CoreV1().ConfigMaps(pr.ns).Get(ctx, pr.name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Sprintf("no ConfigMap %s (%s)", pr.name, reasonOf(err))
+	}
+	if got := cm.Data[webAppContentKey]; got != s.Content {
+		return false, fmt.Sprintf("ConfigMap %s has %s %q, the spec asks %q", pr.name, webAppContentKey, got, s.Content)
+	}
+	dep, err := cs.AppsV1().Deployments(pr.ns).Get(ctx, pr.name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Sprintf("no Deployment %s (%s)", pr.name, reasonOf(err))
+	}
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != s.Replicas {
+		return false, fmt.Sprintf("Deployment %s asks %s replicas, the spec %d", pr.name, replicasOf(dep), s.Replicas)
+	}
+	if !serves(dep, s) {
+		return false, fmt.Sprintf("Deployment %s runs no container of image %s on port %d", pr.name, s.Image, s.Port)
+	}
+	svc, err := cs.CoreV1().Services(pr.ns).Get(ctx, pr.name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Sprintf("no Service %s (%s)", pr.name, reasonOf(err))
+	}
+	if !hasPort(svc, s.Port) {
+		return false, fmt.Sprintf("Service %s has no port %d", pr.name, s.Port)
+	}
+	for _, o := range []metav1.Object{cm, dep, svc} {
+		if !writtenBy(o, controllerFieldOwner) {
+			return false, fmt.Sprintf("%s %s was not written by the controller (field manager %s); managers: %s",
+				kindOf(o), pr.name, controllerFieldOwner, strings.Join(managers(o), ", "))
+		}
+	}
+	return true, fmt.Sprintf("ConfigMap, Deployment and Service %s match the spec", pr.name)
+}
+
+func reasonOf(err error) string {
+	if apierrors.IsNotFound(err) {
+		return "not found"
+	}
+	return err.Error()
+}
+
+func replicasOf(d *appsv1.Deployment) string {
+	if d.Spec.Replicas == nil {
+		return "no"
+	}
+	return fmt.Sprint(*d.Spec.Replicas)
+}
+
+func serves(d *appsv1.Deployment, s webAppSpec) bool {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Image != s.Image {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.ContainerPort == s.Port {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasPort(svc *corev1.Service, port int32) bool {
+	for _, p := range svc.Spec.Ports {
+		if p.Port == port {
+			return true
+		}
+	}
+	return false
+}
+
+func writtenBy(o metav1.Object, manager string) bool {
+	for _, mf := range o.GetManagedFields() {
+		if mf.Manager == manager {
+			return true
+		}
+	}
+	return false
+}
+
+func managers(o metav1.Object) []string {
+	var out []string
+	for _, mf := range o.GetManagedFields() {
+		out = append(out, mf.Manager)
+	}
+	return out
+}
+
+func kindOf(o metav1.Object) string {
+	switch o.(type) {
+	case *corev1.ConfigMap:
+		return "ConfigMap"
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *corev1.Service:
+		return "Service"
+	}
+	return fmt.Sprintf("%T", o)
+}
+
+// converge waits for the probe's children to match its spec.
+func (pr *probe) converge(ctx context.Context, what string) (bool, string) {
+	took, why, ok := pr.waitFor(ctx, pr.matches)
+	if !ok {
+		return false, fmt.Sprintf("%s: not within %s: %s", what, pr.within, why)
+	}
+	if pr.converged == 0 {
+		pr.converged = took
+	}
+	return true, ""
+}
+
+// matchSpec: the children appear as the spec says, and follow a change.
+func (pr *probe) matchSpec(ctx context.Context) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("a new WebApp %s got no children to match its spec", pr.name)); !ok {
+		return false, why
+	}
+	first := pr.converged
+	if err := pr.setSpec(ctx, specB); err != nil {
+		return false, err.Error()
+	}
+	took, why, ok := pr.waitFor(ctx, pr.matches)
+	if !ok {
+		return false, fmt.Sprintf("WebApp %s's children matched its spec in %s, but not its change (image, replicas, port, content) within %s: %s", pr.name, tenths(first), pr.within, why)
+	}
+	return true, fmt.Sprintf("WebApp %s's ConfigMap, Deployment and Service matched its spec in %s, written by %s, and followed its change in %s", pr.name, tenths(first), controllerFieldOwner, tenths(took))
+}
+
+func tenths(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+
+// owned: every child names the WebApp its controlling owner, and deleting
+// the WebApp collects them.
+func (pr *probe) owned(ctx context.Context) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	cs := pr.e.cs
+	var objs []metav1.Object
+	if cm, err := cs.CoreV1().ConfigMaps(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err == nil {
+		objs = append(objs, cm)
+	}
+	if d, err := cs.AppsV1().Deployments(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err == nil {
+		objs = append(objs, d)
+	}
+	if s, err := cs.CoreV1().Services(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err == nil {
+		objs = append(objs, s)
+	}
+	for _, o := range objs {
+		ref := metav1.GetControllerOfNoCopy(o)
+		if ref == nil || ref.UID != pr.uid {
+			return false, fmt.Sprintf("%s %s does not name WebApp %s its controller (owner references: %s)", kindOf(o), pr.name, pr.name, owners(o))
+		}
+	}
+	// Deleted, the WebApp goes (its finalizer is another check's: it is
+	// taken off here if the controller has not within the time), and the
+	// garbage collector takes its children.
+	apps := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns)
+	if err := apps.Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil {
+		return false, fmt.Sprintf("delete WebApp %s: %v", pr.name, err)
+	}
+	if _, _, gone := pr.waitFor(ctx, pr.gone); !gone {
+		_, _ = apps.Patch(ctx, pr.name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: probeManager})
+	}
+	took, why, ok := pr.waitFor(ctx, func(ctx context.Context) (bool, string) {
+		for _, o := range objs {
+			if exists(ctx, cs, kindOf(o), pr.ns, pr.name) {
+				return false, fmt.Sprintf("%s %s is still there after WebApp %s was deleted", kindOf(o), pr.name, pr.name)
+			}
+		}
+		return true, ""
+	})
+	if !ok {
+		return false, why
+	}
+	return true, fmt.Sprintf("WebApp %s controls its ConfigMap, Deployment and Service; deleted, they were collected in %s", pr.name, tenths(took))
+}
+
+func owners(o metav1.Object) string {
+	var out []string
+	for _, r := range o.GetOwnerReferences() {
+		c := ""
+		if r.Controller != nil && *r.Controller {
+			c = ", controller"
+		}
+		out = append(out, fmt.Sprintf("%s %s%s", r.Kind, r.Name, c))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
+}
+
+func exists(ctx context.Context, cs kubernetes.Interface, kind, ns, name string) bool {
+	var err error
+	switch kind {
+	case "ConfigMap":
+		_, err = cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	case "Deployment":
+		_, err = cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	case "Service":
+		_, err = cs.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	}
+	return !apierrors.IsNotFound(err)
+}
+
+// gone says whether the probe's WebApp is gone.
+func (pr *probe) gone(ctx context.Context) (bool, string) {
+	_, err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Get(ctx, pr.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, ""
+	}
+	return false, fmt.Sprintf("WebApp %s is still there", pr.name)
+}
+
+// breakChildren deletes the probe's Service and ConfigMap and changes its
+// Deployment's replicas, as a hand or a failure would.
+func (pr *probe) breakChildren(ctx context.Context) error {
+	cs := pr.e.cs
+	if err := cs.CoreV1().Services(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("delete Service %s: %w", pr.name, err)
+	}
+	if err := cs.CoreV1().ConfigMaps(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("delete ConfigMap %s: %w", pr.name, err)
+	}
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, pr.spec.Replicas+5)
+	if _, err := cs.AppsV1().Deployments(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager}); err != nil {
+		return fmt.Errorf("scale Deployment %s: %w", pr.name, err)
+	}
+	return nil
+}
+
+// repaired: children deleted or changed while the controller runs are
+// put right within the probe's time, as their change is seen, not on a
+// timer.
+func (pr *probe) repaired(ctx context.Context) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	if err := pr.breakChildren(ctx); err != nil {
+		return false, err.Error()
+	}
+	took, why, ok := pr.waitFor(ctx, pr.matches)
+	if !ok {
+		return false, fmt.Sprintf("WebApp %s's Service and ConfigMap were deleted and its Deployment scaled by hand; not put right within %s: %s", pr.name, pr.within, why)
+	}
+	return true, fmt.Sprintf("WebApp %s's deleted Service and ConfigMap and its scaled Deployment were put right in %s", pr.name, tenths(took))
+}
+
+// levelTriggered: with the controller stopped, the spec changes and
+// children are deleted and changed; once it starts, all is put right.
+func (pr *probe) levelTriggered(ctx context.Context) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	e := pr.e
+	if err := e.stopOperator(ctx); err != nil {
+		return false, fmt.Sprintf("stop the controller: %v", err)
+	}
+	started := false
+	defer func() {
+		if !started {
+			_ = e.startOperator(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := pr.breakChildren(ctx); err != nil {
+		return false, err.Error()
+	}
+	if err := pr.setSpec(ctx, specB); err != nil {
+		return false, err.Error()
+	}
+	if err := e.startOperator(ctx); err != nil {
+		return false, fmt.Sprintf("start the controller: %v", err)
+	}
+	started = true
+	took, why, ok := pr.waitFor(ctx, pr.matches)
+	if !ok {
+		return false, fmt.Sprintf("while the controller was stopped, WebApp %s's spec changed and its children were deleted and scaled; within %s of its start: %s", pr.name, pr.within, why)
+	}
+	return true, fmt.Sprintf("what changed while the controller was stopped (WebApp %s's spec, its deleted and scaled children) was put right %s after it started", pr.name, tenths(took))
+}
+
+// childState is what a write to a child changes: its identity, and the
+// resourceVersion (the Deployment's generation: its status moves with its
+// pods, which is not the controller's write).
+type childState struct{ uid, version string }
+
+func (pr *probe) children(ctx context.Context) (map[string]childState, error) {
+	cs := pr.e.cs
+	out := map[string]childState{}
+	// The children named after the WebApp, whatever their labels...
+	if o, err := cs.CoreV1().ConfigMaps(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err == nil {
+		out["ConfigMap "+o.Name] = childState{string(o.UID), o.ResourceVersion}
+	}
+	if o, err := cs.AppsV1().Deployments(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err == nil {
+		out["Deployment "+o.Name] = childState{string(o.UID), fmt.Sprintf("generation %d", o.Generation)}
+	}
+	if o, err := cs.CoreV1().Services(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err == nil {
+		out["Service "+o.Name] = childState{string(o.UID), o.ResourceVersion}
+	}
+	// ... and any other object labelled as one of its children.
+	sel := metav1.ListOptions{LabelSelector: instanceLabel + "=" + pr.name}
+	cms, err := cs.CoreV1().ConfigMaps(pr.ns).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range cms.Items {
+		out["ConfigMap "+o.Name] = childState{string(o.UID), o.ResourceVersion}
+	}
+	deps, err := cs.AppsV1().Deployments(pr.ns).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range deps.Items {
+		out["Deployment "+o.Name] = childState{string(o.UID), fmt.Sprintf("generation %d", o.Generation)}
+	}
+	svcs, err := cs.CoreV1().Services(pr.ns).List(ctx, sel)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range svcs.Items {
+		out["Service "+o.Name] = childState{string(o.UID), o.ResourceVersion}
+	}
+	return out, nil
+}
+
+// idempotent: once converged, a window of passes (the probe's own writes
+// bring some) leaves the children as they are.
+func (pr *probe) idempotent(ctx context.Context, window time.Duration) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	before, err := pr.children(ctx)
+	if err != nil {
+		return false, fmt.Sprintf("list WebApp %s's children: %v", pr.name, err)
+	}
+	// A label change brings the controller a pass with nothing to do.
+	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"oplab.dev/poke":"%d"}}}`, time.Now().UnixNano())
+	if _, err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager}); err != nil {
+		return false, fmt.Sprintf("touch WebApp %s: %v", pr.name, err)
+	}
+	if !sleep(ctx, window) {
+		return false, ctx.Err().Error()
+	}
+	after, err := pr.children(ctx)
+	if err != nil {
+		return false, fmt.Sprintf("list WebApp %s's children: %v", pr.name, err)
+	}
+	var changed []string
+	for name, b := range before {
+		a, ok := after[name]
+		switch {
+		case !ok:
+			changed = append(changed, name+" was deleted")
+		case a.uid != b.uid:
+			changed = append(changed, name+" was made again")
+		case a.version != b.version:
+			changed = append(changed, fmt.Sprintf("%s was written (%s → %s)", name, b.version, a.version))
+		}
+	}
+	for name := range after {
+		if _, ok := before[name]; !ok {
+			changed = append(changed, name+" was made")
+		}
+	}
+	if len(changed) > 0 {
+		slices.Sort(changed)
+		return false, fmt.Sprintf("WebApp %s had converged, yet in %s with nothing to change: %s", pr.name, window, strings.Join(changed, "; "))
+	}
+	return true, fmt.Sprintf("WebApp %s's %d children were not written in %s of passes with nothing to change", pr.name, len(after), window)
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// webApp reads the probe's WebApp.
+func (pr *probe) webApp(ctx context.Context) (*unstructured.Unstructured, error) {
+	return pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Get(ctx, pr.name, metav1.GetOptions{})
+}
+
+// webAppStatus is the part of a WebApp's status the checks read.
+type webAppStatus struct {
+	ObservedGeneration int64              `json:"observedGeneration"`
+	ReadyReplicas      int32              `json:"readyReplicas"`
+	Conditions         []metav1.Condition `json:"conditions"`
+}
+
+func statusOf(u *unstructured.Unstructured) (webAppStatus, error) {
+	var s webAppStatus
+	raw, ok := u.Object["status"]
+	if !ok {
+		return s, nil
+	}
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw.(map[string]any), &s)
+	return s, err
+}
+
+// truthful says whether the WebApp's status reports the generation it is
+// at and a Ready condition that says what its Deployment has.
+func (pr *probe) truthful(ctx context.Context) (bool, string) {
+	u, err := pr.webApp(ctx)
+	if err != nil {
+		return false, fmt.Sprintf("read WebApp %s: %v", pr.name, err)
+	}
+	st, err := statusOf(u)
+	if err != nil {
+		return false, fmt.Sprintf("WebApp %s's status: %v", pr.name, err)
+	}
+	if st.ObservedGeneration != u.GetGeneration() {
+		return false, fmt.Sprintf("WebApp %s is at generation %d, its status.observedGeneration says %d", pr.name, u.GetGeneration(), st.ObservedGeneration)
+	}
+	var ready *metav1.Condition
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == "Ready" {
+			ready = &st.Conditions[i]
+		}
+	}
+	if ready == nil {
+		return false, fmt.Sprintf("WebApp %s's status has no Ready condition", pr.name)
+	}
+	if ready.ObservedGeneration != 0 && ready.ObservedGeneration != u.GetGeneration() {
+		return false, fmt.Sprintf("WebApp %s's Ready condition was set at generation %d, it is at %d", pr.name, ready.ObservedGeneration, u.GetGeneration())
+	}
+	dep, err := pr.e.cs.AppsV1().Deployments(pr.ns).Get(ctx, pr.name, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Sprintf("no Deployment %s (%s)", pr.name, reasonOf(err))
+	}
+	isReady := dep.Status.ObservedGeneration >= dep.Generation && dep.Status.ReadyReplicas >= pr.spec.Replicas
+	if (ready.Status == metav1.ConditionTrue) != isReady {
+		return false, fmt.Sprintf("WebApp %s says Ready=%s, but its Deployment has %d of %d replicas ready", pr.name, ready.Status, dep.Status.ReadyReplicas, pr.spec.Replicas)
+	}
+	if st.ReadyReplicas != dep.Status.ReadyReplicas {
+		return false, fmt.Sprintf("WebApp %s's status.readyReplicas says %d, its Deployment has %d", pr.name, st.ReadyReplicas, dep.Status.ReadyReplicas)
+	}
+	return true, fmt.Sprintf("observedGeneration %d, Ready=%s, %d replicas ready", st.ObservedGeneration, ready.Status, st.ReadyReplicas)
+}
+
+// statusTruthful: the status follows the WebApp's generation and its
+// Deployment, before and after a change of the spec.
+func (pr *probe) statusTruthful(ctx context.Context) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	if _, why, ok := pr.waitFor(ctx, pr.truthful); !ok {
+		return false, fmt.Sprintf("not within %s: %s", pr.within, why)
+	}
+	if err := pr.setSpec(ctx, specB); err != nil {
+		return false, err.Error()
+	}
+	took, why, ok := pr.waitFor(ctx, pr.truthful)
+	if !ok {
+		return false, fmt.Sprintf("after a change of WebApp %s's spec, not within %s: %s", pr.name, pr.within, why)
+	}
+	return true, fmt.Sprintf("WebApp %s's status followed a change of its spec in %s: %s", pr.name, tenths(took), why)
+}
+
+// registered says whether the probe is in its namespace's registry.
+func (pr *probe) registered(ctx context.Context) (bool, error) {
+	cm, err := pr.e.cs.CoreV1().ConfigMaps(pr.ns).Get(ctx, webAppRegistry, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_, ok := cm.Data[pr.name]
+	return ok, nil
+}
+
+// finalizer: the WebApp is registered and holds the finalizer; deleted, it
+// leaves the registry and goes.
+func (pr *probe) finalizer(ctx context.Context) (bool, string) {
+	_, why, ok := pr.waitFor(ctx, func(ctx context.Context) (bool, string) {
+		u, err := pr.webApp(ctx)
+		if err != nil {
+			return false, fmt.Sprintf("read WebApp %s: %v", pr.name, err)
+		}
+		if !slices.Contains(u.GetFinalizers(), webAppFinalizer) {
+			return false, fmt.Sprintf("WebApp %s has no finalizer %s", pr.name, webAppFinalizer)
+		}
+		if in, err := pr.registered(ctx); err != nil || !in {
+			return false, fmt.Sprintf("WebApp %s is not in ConfigMap %s", pr.name, webAppRegistry)
+		}
+		return true, ""
+	})
+	if !ok {
+		return false, fmt.Sprintf("not within %s: %s", pr.within, why)
+	}
+	if err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil {
+		return false, fmt.Sprintf("delete WebApp %s: %v", pr.name, err)
+	}
+	took, why, ok := pr.waitFor(ctx, func(ctx context.Context) (bool, string) {
+		if in, err := pr.registered(ctx); err != nil || in {
+			return false, fmt.Sprintf("deleted, WebApp %s is still in ConfigMap %s", pr.name, webAppRegistry)
+		}
+		if gone, _ := pr.gone(ctx); !gone {
+			return false, fmt.Sprintf("deleted, WebApp %s left the registry but is still there: its finalizer %s was not removed", pr.name, webAppFinalizer)
+		}
+		return true, ""
+	})
+	if !ok {
+		return false, fmt.Sprintf("not within %s: %s", pr.within, why)
+	}
+	return true, fmt.Sprintf("deleted, WebApp %s left ConfigMap %s and was gone in %s", pr.name, webAppRegistry, tenths(took))
+}
+
+// noHotLoop: once the WebApp has converged, it is not written again while
+// nothing changes: within the probe's time there is a window with at
+// most maxWrites writes to it.
+func (pr *probe) noHotLoop(ctx context.Context, window time.Duration, maxWrites int) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	var writes []time.Time
+	last := ""
+	deadline := time.Now().Add(pr.within + window)
+	start := time.Now()
+	for {
+		u, err := pr.webApp(ctx)
+		if err != nil {
+			return false, fmt.Sprintf("read WebApp %s: %v", pr.name, err)
+		}
+		now := time.Now()
+		if rv := u.GetResourceVersion(); rv != last {
+			if last != "" {
+				writes = append(writes, now)
+			}
+			last = rv
+		}
+		// The writes within the last window.
+		n := 0
+		for _, w := range writes {
+			if now.Sub(w) < window {
+				n++
+			}
+		}
+		if now.Sub(start) >= window && n <= maxWrites {
+			return true, fmt.Sprintf("WebApp %s was written %d time(s) in %s with nothing changing", pr.name, n, window)
+		}
+		if now.After(deadline) {
+			return false, fmt.Sprintf("WebApp %s had converged, yet it was written %d times in %s with nothing changing (%d in all in %s): a pass that writes brings the next",
+				pr.name, n, window, len(writes), tenths(now.Sub(start)))
+		}
+		if !sleep(ctx, 100*time.Millisecond) {
+			return false, ctx.Err().Error()
+		}
+	}
+}
+
+// probeLock lets controller checks run side by side, except one that
+// stops the controller, which runs alone.
+type probeLock struct{ mu sync.RWMutex }
+
+func (l *probeLock) lock(exclusive bool) (unlock func()) {
+	if exclusive {
+		l.mu.Lock()
+		return l.mu.Unlock
+	}
+	l.mu.RLock()
+	return l.mu.RUnlock
+}

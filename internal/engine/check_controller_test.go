@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/labs"
+)
+
+// controllerChecks are the checks of a learner's controller, with their
+// default parameters.
+func controllerChecks(t *testing.T) []lab.Check {
+	t.Helper()
+	var out []lab.Check
+	for _, k := range lab.CheckKinds() {
+		p := k.New()
+		if !isProbe(p) {
+			continue
+		}
+		out = append(out, lab.Check{Kind: k.Name, Timeout: lab.Duration{Duration: k.Timeout}, Passes: k.Passes, Weight: 1, Params: p})
+	}
+	if len(out) != 8 {
+		t.Fatalf("%d controller checks, want 8", len(out))
+	}
+	return out
+}
+
+// TestLearnerControllerChecks: the reference solution, built and run as
+// the cluster's controller, passes every check of a learner's controller;
+// each broken variant fails exactly the checks its fault is for, each
+// with its evidence.
+func TestLearnerControllerChecks(t *testing.T) {
+	e, _ := newEngine(t)
+	ctx := testContext(t, 25*time.Minute)
+	e.use(&lab.Lab{ID: "write-reconciler", Operator: lab.LearnerOperator})
+	if err := e.installController(ctx, "write-reconciler"); err != nil {
+		t.Fatal(err)
+	}
+	checks := controllerChecks(t)
+	variants, err := labs.Variants("write-reconciler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What each variant's fault is for, and every check it fails.
+	want := map[string][]string{
+		"solution":            nil,
+		"no-owner":            {"childrenOwned", "childrenRepaired"},
+		"hot-loop":            {"noHotLoop"},
+		"timer-only":          {"childrenRepaired"},
+		"finalizer-stuck":     {"finalizerRuns"},
+		"recreate-each-pass":  {"idempotent"},
+		"event-not-state":     {"childrenMatchSpec", "childrenRepaired", "levelTriggered"},
+		"new-child-each-pass": {"childrenMatchSpec"},
+	}
+	for _, v := range variants {
+		if _, ok := want[v]; !ok {
+			t.Errorf("variant %s has no expected verdict here", v)
+		}
+	}
+	for _, module := range append([]string{"solution"}, variants...) {
+		t.Run(module, func(t *testing.T) {
+			start := time.Now()
+			if err := e.runController(ctx, "write-reconciler", module); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("built and started in %s", time.Since(start).Round(100*time.Millisecond))
+			if err := e.startOperator(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := e.RunChecks(ctx, nil, checks, CheckOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range rep.Results {
+				t.Logf("%-5v %s: %s (%s)", r.Passed, r.Kind, r.Reason, r.Elapsed.Duration().Round(100*time.Millisecond))
+			}
+			got := failed(rep)
+			slices.Sort(got)
+			if w := want[module]; !slices.Equal(got, w) {
+				t.Errorf("%s failed [%s], want [%s]", module, strings.Join(got, " "), strings.Join(w, " "))
+			}
+		})
+	}
+}
+
+// TestLabModuleNames: the names the checks of a learner's controller rely
+// on are the ones the lab's module declares, and the resource is the one
+// its CRD serves.
+func TestLabModuleNames(t *testing.T) {
+	fsys, err := labs.Module("write-reconciler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := fs.ReadFile(fsys, "internal/controller/webapp_controller.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "webapp_controller.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	consts := map[string]string{}
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			vs := spec.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					consts[n.Name], _ = strconv.Unquote(lit.Value)
+				}
+			}
+		}
+	}
+	for name, want := range map[string]string{
+		"FieldOwner": controllerFieldOwner, "Finalizer": webAppFinalizer,
+		"Registry": webAppRegistry, "ContentKey": webAppContentKey,
+	} {
+		if consts[name] != want {
+			t.Errorf("the module's %s is %q, the checks use %q", name, consts[name], want)
+		}
+	}
+	crd, err := labs.Manifest("write-reconciler", "crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"group: " + webAppGVR.Group, "plural: " + webAppGVR.Resource, "name: " + webAppGVR.Version} {
+		if !strings.Contains(crd, want) {
+			t.Errorf("the lab's CRD has no %q", want)
+		}
+	}
+}
