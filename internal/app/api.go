@@ -8,6 +8,7 @@ import (
 	"oplab.dev/oplab/internal/board"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
+	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/quiz"
 	"oplab.dev/oplab/internal/session"
@@ -66,6 +67,53 @@ func (a *App) Chaos(ctx context.Context, id, exercise string, progress session.P
 // Check grades the session's current exercise.
 func (a *App) Check(ctx context.Context, id string, progress session.Progress) (*session.CheckResult, error) {
 	return a.sessions.Check(ctx, id, progress)
+}
+
+// Build builds the learner's module in session id's cell and, when it
+// compiles and run is set, runs it as their controller (see
+// session.Manager.Build), in a lab whose learner writes the controller.
+func (a *App) Build(ctx context.Context, id string, files controllab.Files, run bool, progress session.Progress) (*session.BuildResult, error) {
+	return a.sessions.Build(ctx, id, files, run, progress)
+}
+
+// Module returns the learner's module in session id: as last built, or the
+// lab's scaffold.
+func (a *App) Module(ctx context.Context, id string) (controllab.Files, error) {
+	return a.sessions.Module(ctx, id)
+}
+
+// WriteModule writes the learner's module in session id into dir, which
+// must be new or empty, for them to edit with their own tools. It reports
+// false, and writes nothing, for a lab in which the learner writes no
+// controller.
+func (a *App) WriteModule(ctx context.Context, id, dir string) (bool, error) {
+	st, err := a.sessions.Status(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	l, err := a.sessions.Lab(st.Lab)
+	if err != nil {
+		return false, err
+	}
+	if l.Operator != lab.LearnerOperator {
+		return false, nil
+	}
+	files, err := a.sessions.Module(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return true, files.WriteNew(dir)
+}
+
+// CheckModuleDir says whether dir can take the module of lab labID when a
+// session of it starts: nil for a lab without one, an error when dir holds
+// anything.
+func (a *App) CheckModuleDir(labID, dir string) error {
+	l, err := a.sessions.Lab(labID)
+	if err != nil || l.Operator != lab.LearnerOperator {
+		return err
+	}
+	return controllab.CheckNewDir(dir)
 }
 
 // Hint shows the next hint the session has earned.

@@ -15,6 +15,7 @@ func newLabRunCmds(g *globals) []*cobra.Command {
 	return []*cobra.Command{
 		newLabListCmd(g), newLabStartCmd(g), newLabStatusCmd(g), newLabChaosCmd(g),
 		newLabCheckCmd(g), newLabHintCmd(g), newLabResetCmd(g), newLabStopCmd(g),
+		newLabRunCmd(g),
 	}
 }
 
@@ -68,6 +69,7 @@ func newLabStartCmd(g *globals) *cobra.Command {
 	var (
 		f        sessionFlags
 		langFlag string
+		dir      string
 	)
 	cmd := &cobra.Command{
 		Use:   "start ID",
@@ -97,6 +99,9 @@ oplab lab stop.`,
 			if _, err := a.Lab(args[0]); err != nil {
 				return err
 			}
+			if err := a.CheckModuleDir(args[0], moduleDir(dir, args[0])); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			s := g.style(out)
 			var progress session.Progress
@@ -116,12 +121,16 @@ oplab lab stop.`,
 			}
 			fmt.Fprintf(out, "\n%s Lab %s is ready: session %s (%.1fs).\n", s.ok("✓"), st.Lab, st.ID, time.Since(start).Seconds())
 			printKubeconfig(out, s, ls)
+			if err := writeModule(cmd, a, st.ID, st.Lab, dir, s); err != nil {
+				return err
+			}
 			return printExercise(out, s, a, st)
 		},
 	}
 	f.add(cmd)
 	cmd.Flags().Lookup("session").Hidden = true
 	cmd.Flags().StringVar(&langFlag, "lang", "en", "language of the lab's texts: en, ko")
+	cmd.Flags().StringVar(&dir, "dir", "", "in a lab where you write the controller, where its module goes (default: the lab's id); it must be new or empty")
 	return cmd
 }
 

@@ -247,3 +247,7 @@ func (l *limitedBuffer) String() string {
 	}
 	return l.Buffer.String()
 }
+
+// Built returns the module last built in workspace ws (the files of the
+// learner's last build, which Build keeps there).
+func Built(ws string) (Files, error) { return ReadDir(filepath.Join(ws, srcDir)) }

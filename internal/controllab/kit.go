@@ -65,9 +65,7 @@ func (k Kit) module() (map[string][]byte, error) {
 // refuses a dir that holds anything: nothing of the learner's is
 // overwritten.
 func WriteModule(dir string, scaffold fs.FS, k Kit) error {
-	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
-		return fmt.Errorf("%s is not empty: choose a new directory for the lab's module", dir)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := CheckNewDir(dir); err != nil {
 		return err
 	}
 	mod, err := k.module()
@@ -121,4 +119,24 @@ func LabModule(id, module string, k Kit) (Files, error) {
 		files[name] = b
 	}
 	return files, files.Check()
+}
+
+// CheckNewDir refuses a dir that holds anything: where a module is
+// written, nothing of the learner's may be.
+func CheckNewDir(dir string) error {
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return fmt.Errorf("%s is not empty: choose a new directory for the lab's module", dir)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// WriteNew writes f into dir, which must be new or empty: nothing of the
+// learner's is overwritten.
+func (f Files) WriteNew(dir string) error {
+	if err := CheckNewDir(dir); err != nil {
+		return err
+	}
+	return f.Write(dir)
 }

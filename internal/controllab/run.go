@@ -71,6 +71,18 @@ func Log(workspace string) oplog.Location {
 	return oplog.Location{Dir: filepath.Join(workspace, runDir)}
 }
 
+// LogOf is the log of cluster's learner's controller, as package oplog
+// reads an operator's: its previous run's file and its current one's.
+func LogOf(ctx context.Context, w interface {
+	Workspace(ctx context.Context, cluster string) (string, error)
+}, cluster string) (oplog.Files, error) {
+	ws, err := w.Workspace(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return oplog.Files(Log(ws).Files()), nil
+}
+
 // Start runs the program built at binary (a Build's Binary) as the
 // controller, stopping the one that runs first: the previous program runs
 // until this one starts. The program is copied first, so that a later

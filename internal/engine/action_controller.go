@@ -13,7 +13,6 @@ import (
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/operator/install"
-	"oplab.dev/oplab/internal/oplog"
 	"oplab.dev/oplab/labs"
 )
 
@@ -39,11 +38,11 @@ func (e *Engine) learnerLog() LogSource {
 	if e.t.Provider == nil {
 		return nil
 	}
-	ws, err := e.t.Provider.Workspace(context.Background(), e.t.Cluster)
+	files, err := controllab.LogOf(context.Background(), e.t.Provider, e.t.Cluster)
 	if err != nil {
 		return nil
 	}
-	return Since{Log: oplog.Files(controllab.Log(ws).Files())}
+	return Since{Log: files}
 }
 
 // installController applies the lab's CRD, its controller's ClusterRole,
@@ -93,18 +92,69 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 	if err != nil {
 		return err
 	}
-	b, err := controllab.Builder{Kit: k, Cells: e.t.Provider, Cluster: e.t.Cluster}.Build(ctx, files)
+	b, err := e.buildAndRun(ctx, id, k, files, true)
 	if err != nil {
 		return fmt.Errorf("build %s: %w", module, err)
 	}
 	if !b.OK {
 		return fmt.Errorf("build %s: it does not compile:\n%s", module, b.Output)
 	}
+	return nil
+}
+
+// BuildAndRun builds files, the learner's module of lab l, in the
+// cluster's cell and, when it compiles and run is set, runs the program as
+// the controller in place of the one that runs, which runs until then. A
+// module that does not compile is a Build with OK false, not an error.
+func (e *Engine) BuildAndRun(ctx context.Context, l *lab.Lab, files controllab.Files, run bool) (*controllab.Build, error) {
+	e.use(l)
+	if l.Operator != lab.LearnerOperator {
+		return nil, fmt.Errorf("lab %s: the learner writes no controller in it: %w", l.ID, ErrUnsupported)
+	}
+	if e.t.Provider == nil {
+		return nil, fmt.Errorf("build the controller: no cluster provider: %w", ErrUnsupported)
+	}
+	k, err := controllab.FindKit(e.t.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	return e.buildAndRun(ctx, l.ID, k, files, run)
+}
+
+func (e *Engine) buildAndRun(ctx context.Context, id string, k controllab.Kit, files controllab.Files, run bool) (*controllab.Build, error) {
+	b, err := controllab.Builder{Kit: k, Cells: e.t.Provider, Cluster: e.t.Cluster}.Build(ctx, files)
+	if err != nil || !b.OK || !run {
+		return b, err
+	}
 	ctl, err := e.controller(id)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return ctl.Start(ctx, b.Binary)
+	return b, ctl.Start(ctx, b.Binary)
+}
+
+// Module returns the learner's module of lab l: the files last built in
+// the cluster's cell, or the lab's scaffold before the first build; with
+// the kit's go.mod and go.sum either way.
+func (e *Engine) Module(ctx context.Context, l *lab.Lab) (controllab.Files, error) {
+	if l.Operator != lab.LearnerOperator {
+		return nil, fmt.Errorf("lab %s: the learner writes no controller in it: %w", l.ID, ErrUnsupported)
+	}
+	if e.t.Provider == nil {
+		return nil, fmt.Errorf("read the module: no cluster provider: %w", ErrUnsupported)
+	}
+	k, err := controllab.FindKit(e.t.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	ws, err := e.t.Provider.Workspace(ctx, e.t.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	if f, err := controllab.Built(ws); err == nil {
+		return f, nil
+	}
+	return controllab.LabModule(l.ID, lab.ModuleScaffold, k)
 }
 
 // controller is lab id's controller on the engine's cluster.

@@ -151,9 +151,11 @@ func (e *Engine) runCheck(ctx context.Context, shared *rounds, a *Attempt, c *la
 	}
 	start := time.Now()
 	if isProbe(c.Params) {
-		// A scenario, run once within the budget: it waits for the
-		// controller itself.
-		pctx, cancel := context.WithTimeout(ctx, budget)
+		// A scenario, run once within its own budget, which neither a
+		// Check's cap nor the self-test's windows cut short: each of its
+		// waits for the controller is bounded by its within, and one cut
+		// short would fail any controller.
+		pctx, cancel := context.WithTimeout(ctx, e.budget(c.Timeout.Duration))
 		defer cancel()
 		res.Passed, res.Reason = fn(pctx, e, a)
 		res.Polls = 1

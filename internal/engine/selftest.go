@@ -75,18 +75,6 @@ const ShortcutWindow = 3 * time.Second
 // failover lab's failoverDelay of 4 s), not longer where pods are real.
 const BrokenWindow = 1500 * time.Millisecond
 
-// windowFor is the window in which the self-test tries l's goals on a
-// state they must refuse: w, or, for a lab whose learner writes the
-// controller, each check's whole budget, since each of its checks is a
-// scenario that waits for the controller itself (see isProbe), and one cut
-// short would refuse anything.
-func windowFor(l *lab.Lab, w time.Duration) time.Duration {
-	if l.Operator == lab.LearnerOperator {
-		return 0
-	}
-	return w
-}
-
 // SelfTest creates an Engine for t and runs the self-test of l on it (see
 // Engine.SelfTest).
 func SelfTest(ctx context.Context, l *lab.Lab, t Target, progress Progress) (*SelfTestReport, error) {
@@ -182,7 +170,7 @@ func (e *Engine) selfTestExercise(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 		r.Problem = problem("the chaos failed", r.Fault, err)
 		return r
 	}
-	if r.Broken, err = e.Check(ctx, l, a, CheckOptions{Window: windowFor(l, BrokenWindow), Progress: progress}); err != nil || r.Broken.Passed {
+	if r.Broken, err = e.Check(ctx, l, a, CheckOptions{Window: BrokenWindow, Progress: progress}); err != nil || r.Broken.Passed {
 		r.Problem = problem("the goals passed on the broken state, before any repair", r.Broken, err)
 		return r
 	}
@@ -248,7 +236,7 @@ func (e *Engine) selfTestShortcut(ctx context.Context, l *lab.Lab, ex *lab.Exerc
 		return r
 	}
 	var err error
-	r.Goals, err = e.Check(ctx, l, a, CheckOptions{Timeout: windowFor(l, ShortcutWindow), Progress: progress})
+	r.Goals, err = e.Check(ctx, l, a, CheckOptions{Timeout: ShortcutWindow, Progress: progress})
 	a.T1 = time.Time{}
 	switch {
 	case err != nil:

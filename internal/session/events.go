@@ -32,6 +32,9 @@ const (
 	// was frozen or stopped (SleepData); KindWake: it woke (SleepData).
 	KindSleep = "sleep"
 	KindWake  = "wake"
+	// KindBuild: the learner's module was built, and run or not
+	// (BuildData), in a lab whose learner writes the controller.
+	KindBuild = "build"
 )
 
 // ExtendData is the detail of an extended event: the time added, and

@@ -136,6 +136,7 @@ type Event struct {
 	Queue    *QueueData        `json:"queue,omitempty"`      // queue
 	Extended *Extension        `json:"extended,omitempty"`   // extended
 	Sleep    *SleepData        `json:"sleep,omitempty"`      // sleep, wake
+	Build    *BuildData        `json:"build,omitempty"`      // build
 	// Error says why a step or chaos failed.
 	Error string `json:"error,omitempty"`
 }
@@ -193,6 +194,11 @@ func eventView(ev store.Event) Event {
 		var d ExtendData
 		if json.Unmarshal(ev.Data, &d) == nil {
 			v.Extended = &Extension{By: jsonconv.Millis(d.By), Total: jsonconv.Millis(d.Total), Reason: d.Reason}
+		}
+	case KindBuild:
+		var d BuildData
+		if json.Unmarshal(ev.Data, &d) == nil {
+			v.Build = &d
 		}
 	case KindSleep, KindWake:
 		var d SleepData

@@ -1,0 +1,94 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"oplab.dev/oplab/internal/controllab"
+	"oplab.dev/oplab/internal/jsonconv"
+)
+
+// BuildData is the detail of a build event: whether the learner's module
+// compiled, the compiler's messages on their lines, and whether the
+// program then replaced the running controller.
+type BuildData struct {
+	OK     bool                      `json:"ok"`
+	Errors []controllab.CompileError `json:"errors,omitempty"`
+	Ran    bool                      `json:"ran"`
+	Took   jsonconv.Duration         `json:"tookMs"`
+	// Error says why the build could not run, or why the program could
+	// not be started.
+	Error string `json:"error,omitempty"`
+}
+
+// BuildResult is what a learner sees of a build: BuildData and what the
+// go command printed.
+type BuildResult struct {
+	BuildData
+	Output string `json:"output,omitempty"`
+}
+
+// Build builds the learner's module (files) in their session's cluster's
+// cell and, when it compiles and run is set, runs it as their controller
+// in place of the one that runs, which runs until then. A module that does
+// not compile is a result with OK false and the compiler's messages; it is
+// kept on the timeline either way. Only a lab whose learner writes the
+// controller builds.
+func (m *Manager) Build(ctx context.Context, id string, files controllab.Files, run bool, progress Progress) (*BuildResult, error) {
+	if err := files.Check(); err != nil {
+		return nil, err
+	}
+	s, unlock, err := m.open(ctx, id, progress)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.BuildAndRun(ctx, s.lab, files, run)
+	res := &BuildResult{}
+	if b != nil {
+		res.OK, res.Errors, res.Output, res.Took = b.OK, b.Errors, b.Output, jsonconv.Duration(b.Took)
+		res.Ran = b.OK && run && err == nil
+	}
+	msg := "the module built"
+	switch {
+	case err != nil:
+		res.Error, msg = err.Error(), "the build could not run: "+err.Error()
+		if b != nil && b.OK {
+			msg = "the module built, but its program did not start: " + err.Error()
+		}
+	case !res.OK:
+		msg = fmt.Sprintf("the module does not compile (%d errors)", len(res.Errors))
+		if len(res.Errors) > 0 {
+			msg += ": " + res.Errors[0].String()
+		}
+	case res.Ran:
+		msg = "the module built and runs as the controller"
+	}
+	ev := newEvent(KindBuild, s.exerciseID(), msg, res.BuildData)
+	if serr := m.save(context.WithoutCancel(ctx), s, progress, ev); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil && b == nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Module returns the learner's module in session id: what they last
+// built, or the lab's scaffold before their first build.
+func (m *Manager) Module(ctx context.Context, id string) (controllab.Files, error) {
+	s, unlock, err := m.open(ctx, id, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	e, err := m.engine(&s.rec)
+	if err != nil {
+		return nil, err
+	}
+	return e.Module(ctx, s.lab)
+}
