@@ -95,7 +95,7 @@ func (a *App) WriteModule(ctx context.Context, id, dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if l.Operator != lab.LearnerOperator {
+	if !l.LearnerWritesController() {
 		return false, nil
 	}
 	files, err := a.sessions.Module(ctx, id)
@@ -110,7 +110,7 @@ func (a *App) WriteModule(ctx context.Context, id, dir string) (bool, error) {
 // anything.
 func (a *App) CheckModuleDir(labID, dir string) error {
 	l, err := a.sessions.Lab(labID)
-	if err != nil || l.Operator != lab.LearnerOperator {
+	if err != nil || !l.LearnerWritesController() {
 		return err
 	}
 	return controllab.CheckNewDir(dir)

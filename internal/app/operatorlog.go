@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"oplab.dev/oplab/internal/controllab"
-	"oplab.dev/oplab/internal/lab"
 	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/operator/thirdparty"
 	"oplab.dev/oplab/internal/oplog"
@@ -56,7 +55,7 @@ func (a *App) liveLog(ctx context.Context, id, labID string) (oplog.Source, erro
 		return nil, err
 	}
 	rel := install.Reference
-	if l, err := a.course.Lab(labID); err == nil && l.Operator == lab.LearnerOperator {
+	if l, err := a.course.Lab(labID); err == nil && l.LearnerWritesController() {
 		return controllab.LogOf(ctx, p, name)
 	} else if err == nil && l.Operator != "" {
 		o, err := thirdparty.Find(l.Operator)

@@ -108,7 +108,7 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 // module that does not compile is a Build with OK false, not an error.
 func (e *Engine) BuildAndRun(ctx context.Context, l *lab.Lab, files controllab.Files, run bool) (*controllab.Build, error) {
 	e.use(l)
-	if l.Operator != lab.LearnerOperator {
+	if !l.LearnerWritesController() {
 		return nil, fmt.Errorf("lab %s: the learner writes no controller in it: %w", l.ID, ErrUnsupported)
 	}
 	if e.t.Provider == nil {
@@ -137,7 +137,7 @@ func (e *Engine) buildAndRun(ctx context.Context, id string, k controllab.Kit, f
 // the cluster's cell, or the lab's scaffold before the first build; with
 // the kit's go.mod and go.sum either way.
 func (e *Engine) Module(ctx context.Context, l *lab.Lab) (controllab.Files, error) {
-	if l.Operator != lab.LearnerOperator {
+	if !l.LearnerWritesController() {
 		return nil, fmt.Errorf("lab %s: the learner writes no controller in it: %w", l.ID, ErrUnsupported)
 	}
 	if e.t.Provider == nil {

@@ -51,7 +51,7 @@ type labOperator struct {
 func (e *Engine) use(l *lab.Lab) {
 	rel, name := install.Reference, ""
 	var learnerLogs LogSource
-	if l.Operator == lab.LearnerOperator {
+	if l.LearnerWritesController() {
 		if r, err := learnerRelease(l.ID); err == nil {
 			rel, learnerLogs = r, e.learnerLog()
 		}

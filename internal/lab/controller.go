@@ -132,3 +132,7 @@ type NoHotLoop struct {
 	Window    Duration `yaml:"window,omitempty"`    // default 5s
 	MaxWrites int      `yaml:"maxWrites,omitempty"` // default 0
 }
+
+// LearnerWritesController says whether l's learner writes its controller
+// (Operator is LearnerOperator): the lab has a module to build and run.
+func (l *Lab) LearnerWritesController() bool { return l.Operator == LearnerOperator }

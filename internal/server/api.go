@@ -36,6 +36,8 @@ func (s *Server) apiRoutes(g *gin.RouterGroup) {
 	ss.POST("/console", s.apiConsole)
 	ss.GET("/complete", s.apiComplete)
 	ss.POST("/apply", s.apiApply)
+	ss.GET("/module", s.apiModule)
+	ss.POST("/build", s.apiBuild)
 	// A class's instructor watches a member's streams too.
 	g.GET("/sessions/:id/streams/:stream", s.requireViewable, s.apiStream)
 }

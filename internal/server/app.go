@@ -244,6 +244,9 @@ type LabView struct {
 	Lesson    []LessonPage
 	Exercises []ExerciseView
 	Quiz      string
+	// Code: the learner writes the lab's controller, in the page's code
+	// panel.
+	Code bool
 }
 
 // LessonPage is one rendered lesson page.

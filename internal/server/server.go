@@ -30,6 +30,8 @@ type Config struct {
 	// console or the live panels are not available.
 	Console Console
 	Streams Streams
+	// Code, optional, builds a learner's own controller (see Code).
+	Code Code
 	// Metrics, when set, is served at /metrics and counts open WebSockets.
 	Metrics *metrics.Metrics
 	// Operations, when set, answers /readyz.

@@ -2,11 +2,24 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/jsonconv"
 )
+
+// ErrNoModule: the session's lab is not one whose learner writes the
+// controller, so there is no module to read or build.
+var ErrNoModule = errors.New("the learner writes no controller in this lab")
+
+// hasModule refuses a session whose lab has no module of the learner's.
+func hasModule(s *live) error {
+	if !s.lab.LearnerWritesController() {
+		return fmt.Errorf("session %s (lab %s): %w", s.rec.ID, s.lab.ID, ErrNoModule)
+	}
+	return nil
+}
 
 // BuildData is the detail of a build event: whether the learner's module
 // compiled, the compiler's messages on their lines, and whether the
@@ -43,6 +56,9 @@ func (m *Manager) Build(ctx context.Context, id string, files controllab.Files, 
 		return nil, err
 	}
 	defer unlock()
+	if err := hasModule(s); err != nil {
+		return nil, err
+	}
 	e, err := m.engine(&s.rec)
 	if err != nil {
 		return nil, err
@@ -86,6 +102,9 @@ func (m *Manager) Module(ctx context.Context, id string) (controllab.Files, erro
 		return nil, err
 	}
 	defer unlock()
+	if err := hasModule(s); err != nil {
+		return nil, err
+	}
 	e, err := m.engine(&s.rec)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import { logPanel } from './log.js';
 import { clusterPanel } from './cluster.js';
 import { consolePanel } from './console.js';
 import { editorPanel } from './editor.js';
+import { codePanel } from './code.js';
 import { quizForm } from './quiz.js';
 
 const main = document.getElementById('lab');
@@ -158,6 +159,7 @@ function enter(st) {
     $('console-help').textContent = t('console.unavailable');
     $('console-in').disabled = true;
   }
+  if (main.dataset.code === 'true') codePanel(session);
   render(st);
 }
 

@@ -13,8 +13,9 @@ var webappImports = []string{
 	// the two sides it joins: the application layer, and the server
 	// whose interfaces it implements;
 	"internal/app", "internal/server",
-	// the views and errors the App's methods speak in;
-	"internal/session", "internal/class", "internal/quiz", "internal/locale",
+	// the views and errors the App's methods speak in (a learner's module
+	// is a controllab.Files);
+	"internal/session", "internal/class", "internal/quiz", "internal/locale", "internal/controllab",
 	// the views that cross to the browser as the server sends them;
 	"internal/board", "internal/frame", "internal/jsonconv",
 	// the parts of the App's Runtime it calls on: the console's runner,

@@ -79,7 +79,7 @@ func NewServer(ctx context.Context, a *app.App, c ServerConfig) (s *server.Serve
 	if c.Repaired != nil {
 		c.Repaired(w.rt.Repaired)
 	}
-	s, err = server.New(server.Config{Learning: w, Classroom: w, SignIns: w, Operations: a, Console: w.Console(), Streams: w, Web: c.Web,
+	s, err = server.New(server.Config{Learning: w, Classroom: w, SignIns: w, Operations: a, Console: w.Console(), Streams: w, Code: w, Web: c.Web,
 		DataDir: filepath.Join(c.DataDir, "server"), Key: c.CookieKey, Hosts: c.Hosts, PublicURL: public, Learner: app.LocalLearner, Logger: c.Logger,
 		Metrics: w.Metrics()})
 	if err != nil {

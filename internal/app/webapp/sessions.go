@@ -58,7 +58,7 @@ func (w *Web) Lab(_ context.Context, id, l string) (*server.LabView, error) {
 		return v, nil
 	}
 	lg := webLang(l)
-	v := &server.LabView{ID: id, Title: lb.Title.In(lg), Summary: lb.Summary.In(lg), Quiz: lb.Quiz}
+	v := &server.LabView{ID: id, Title: lb.Title.In(lg), Summary: lb.Summary.In(lg), Quiz: lb.Quiz, Code: lb.LearnerWritesController()}
 	for _, pid := range lb.Lesson {
 		p, errs := w.render.Load(w.a.Content(), lg, pid)
 		if len(errs) > 0 {

@@ -1,0 +1,46 @@
+package webapp
+
+import (
+	"context"
+	"errors"
+
+	"oplab.dev/oplab/internal/controllab"
+	"oplab.dev/oplab/internal/server"
+	"oplab.dev/oplab/internal/session"
+)
+
+// Module implements server.Code.
+func (w *Web) Module(ctx context.Context, id string) (map[string]string, error) {
+	files, err := w.a.Module(ctx, id)
+	if err != nil {
+		return nil, codeErr(err)
+	}
+	out := make(map[string]string, len(files))
+	for name, b := range files {
+		out[name] = string(b)
+	}
+	return out, nil
+}
+
+// Build implements server.Code.
+func (w *Web) Build(ctx context.Context, id string, files map[string]string, run bool, p func(server.Update)) (any, error) {
+	f := make(controllab.Files, len(files))
+	for name, s := range files {
+		f[name] = []byte(s)
+	}
+	if err := f.Check(); err != nil {
+		return nil, classified{err, server.ErrInvalid}
+	}
+	res, err := w.a.Build(ctx, id, f, run, progress(p))
+	if err != nil {
+		return nil, codeErr(err)
+	}
+	return res, nil
+}
+
+func codeErr(err error) error {
+	if errors.Is(err, session.ErrNoModule) {
+		return classified{err, server.ErrConflict}
+	}
+	return webErr(err)
+}
