@@ -87,6 +87,11 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 	// A status the page asked for before the break, answered after it,
 	// is older than the break's own answer and must not be drawn over it.
 	held := &heldStatus{asked: make(chan struct{}), release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(held.release) }) }
+	// A step that fails must not leave the read held: the server's Close
+	// would wait for it.
+	t.Cleanup(release)
 	sh.step(t, ctx, "break it",
 		chromedp.WaitVisible(`#lab[data-live="true"] #break:not([disabled])`),
 		chromedp.Func(func(context.Context, *chromedp.Target) error {
@@ -105,7 +110,7 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		textContains("#steady", "exactlyOnePrimary"),
 		textContains("#clock", "Fault live for"),
 		chromedp.Func(func(context.Context, *chromedp.Target) error {
-			close(held.release)
+			release()
 			time.Sleep(time.Second) // the stale answer arrives and is handled
 			return nil
 		}),

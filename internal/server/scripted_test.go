@@ -100,7 +100,7 @@ func (a *scriptedLearning) Start(ctx context.Context, learner, lab, lang string,
 }
 
 func (a *scriptedLearning) Chaos(_ context.Context, id, exercise string, progress func(Update)) (any, error) {
-	progress(Update{Seq: 10, Session: id, Kind: "steady", Message: "steady state passed",
+	progress(Update{Seq: fakeTimeline + 10, Session: id, Kind: "steady", Message: "steady state passed",
 		Data: map[string]any{"passed": true, "score": 4, "total": 4, "results": []map[string]any{
 			{"kind": "exactlyOnePrimary", "weight": 1, "passed": true, "reason": "prod-db-0 is the only primary"}}}})
 	a.mu.Lock()
