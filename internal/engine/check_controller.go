@@ -211,7 +211,9 @@ func (pr *probe) setSpec(ctx context.Context, s webAppSpec) error {
 func (pr *probe) waitFor(ctx context.Context, cond func(context.Context) (bool, string)) (time.Duration, string, bool) {
 	start := time.Now()
 	var why string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, pr.within, true, func(ctx context.Context) (bool, error) {
+	// cond reads with the check's context, not the wait's: a read cut
+	// short by the wait's deadline would say so instead of what it saw.
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, pr.within, true, func(context.Context) (bool, error) {
 		var ok bool
 		ok, why = cond(ctx)
 		return ok, nil
@@ -436,6 +438,27 @@ func (pr *probe) gone(ctx context.Context) (bool, string) {
 	return false, fmt.Sprintf("WebApp %s is still there", pr.name)
 }
 
+// settle waits until the controller has stopped writing the probe's
+// WebApp (its status follows the Deployment's pods for a while): what
+// comes after must be the answer to what the check does, not a pass that
+// was already due.
+func (pr *probe) settle(ctx context.Context) {
+	last, since := "", time.Now()
+	_, _, _ = pr.waitFor(ctx, func(ctx context.Context) (bool, string) {
+		u, err := pr.webApp(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		if rv := u.GetResourceVersion(); rv != last {
+			last, since = rv, time.Now()
+		}
+		return time.Since(since) >= settleQuiet, ""
+	})
+}
+
+// settleQuiet is how long a WebApp must go unwritten to count as settled.
+const settleQuiet = 2 * time.Second
+
 // breakChildren deletes the probe's Service and ConfigMap and changes its
 // Deployment's replicas, as a hand or a failure would.
 func (pr *probe) breakChildren(ctx context.Context) error {
@@ -460,6 +483,7 @@ func (pr *probe) repaired(ctx context.Context) (bool, string) {
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
 	}
+	pr.settle(ctx)
 	if err := pr.breakChildren(ctx); err != nil {
 		return false, err.Error()
 	}
@@ -553,6 +577,7 @@ func (pr *probe) idempotent(ctx context.Context, window time.Duration) (bool, st
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
 	}
+	pr.settle(ctx)
 	before, err := pr.children(ctx)
 	if err != nil {
 		return false, fmt.Sprintf("list WebApp %s's children: %v", pr.name, err)

@@ -49,16 +49,25 @@ func TestLearnerControllerChecks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What each variant's fault is for, and every check it fails.
-	want := map[string][]string{
-		"solution":            nil,
-		"no-owner":            {"childrenOwned", "childrenRepaired"},
-		"hot-loop":            {"noHotLoop"},
-		"timer-only":          {"childrenRepaired"},
-		"finalizer-stuck":     {"finalizerRuns"},
-		"recreate-each-pass":  {"idempotent"},
-		"event-not-state":     {"childrenMatchSpec", "childrenRepaired", "levelTriggered"},
-		"new-child-each-pass": {"childrenMatchSpec"},
+	// What each variant's fault is for: the checks it must fail, and
+	// those it may fail or pass by chance; it must pass every other.
+	type verdict struct{ fail, either []string }
+	want := map[string]verdict{
+		"solution":   {},
+		"no-owner":   {fail: []string{"childrenOwned", "childrenRepaired"}},
+		"hot-loop":   {fail: []string{"noHotLoop"}},
+		"timer-only": {fail: []string{"childrenRepaired"}},
+		// Never removing the finalizer leaves the probes of other checks
+		// to be freed by hand, which may outlast their time.
+		"finalizer-stuck": {fail: []string{"finalizerRuns"}, either: []string{"childrenOwned"}},
+		// Every pass brings the next: the children are seldom all there
+		// at once, so a check waiting for them may not see it.
+		"recreate-each-pass": {fail: []string{"idempotent"}, either: []string{"childrenMatchSpec", "childrenOwned", "childrenRepaired", "levelTriggered", "statusTruthful", "noHotLoop", "finalizerRuns"}},
+		// Whether it follows a change of the spec depends on whether its
+		// first status landed before the change.
+		"event-not-state": {fail: []string{"childrenRepaired", "levelTriggered"}, either: []string{"childrenMatchSpec"}},
+		// No Deployment ever has the WebApp's name: nothing converges.
+		"new-child-each-pass": {fail: []string{"childrenMatchSpec", "childrenOwned", "childrenRepaired", "idempotent", "levelTriggered", "noHotLoop", "statusTruthful"}, either: []string{"finalizerRuns"}},
 	}
 	for _, v := range variants {
 		if _, ok := want[v]; !ok {
@@ -82,10 +91,15 @@ func TestLearnerControllerChecks(t *testing.T) {
 			for _, r := range rep.Results {
 				t.Logf("%-5v %s: %s (%s)", r.Passed, r.Kind, r.Reason, r.Elapsed.Duration().Round(100*time.Millisecond))
 			}
-			got := failed(rep)
-			slices.Sort(got)
-			if w := want[module]; !slices.Equal(got, w) {
-				t.Errorf("%s failed [%s], want [%s]", module, strings.Join(got, " "), strings.Join(w, " "))
+			w := want[module]
+			for _, r := range rep.Results {
+				switch {
+				case slices.Contains(w.either, r.Kind):
+				case slices.Contains(w.fail, r.Kind) && r.Passed:
+					t.Errorf("%s passed %s, the check its fault is for: %s", module, r.Kind, r.Reason)
+				case !slices.Contains(w.fail, r.Kind) && !r.Passed:
+					t.Errorf("%s failed %s, which it should pass: %s", module, r.Kind, r.Reason)
+				}
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -254,22 +256,17 @@ func (r *WebAppReconciler) register(ctx context.Context, app *webappv1.WebApp) e
 	return r.Patch(ctx, &reg, patch)
 }
 
-// unregister takes app out of its namespace's registry.
+// unregister takes app out of its namespace's registry with a patch that
+// removes its key, whatever the cache last saw of the registry: a key
+// written a moment ago may not be in the cache yet, and removing a key
+// that is not there changes nothing.
 func (r *WebAppReconciler) unregister(ctx context.Context, app *webappv1.WebApp) error {
-	var reg corev1.ConfigMap
-	err := r.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: Registry}, &reg)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
+	reg := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: Registry, Namespace: app.Namespace}}
+	patch, err := json.Marshal(map[string]any{"data": map[string]any{app.Name: nil}})
 	if err != nil {
 		return err
 	}
-	if _, ok := reg.Data[app.Name]; !ok {
-		return nil
-	}
-	patch := client.MergeFrom(reg.DeepCopy())
-	delete(reg.Data, app.Name)
-	return r.Patch(ctx, &reg, patch)
+	return client.IgnoreNotFound(r.Patch(ctx, reg, client.RawPatch(types.MergePatchType, patch)))
 }
 
 // selector picks app's pods.
