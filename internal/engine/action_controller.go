@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -97,7 +99,7 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 	}
 	kept := filepath.Join(ws, "modules", id, module)
 	if _, err := os.Stat(kept); err == nil {
-		return ctl.Start(ctx, kept)
+		return e.startModule(ctx, ctl, ws, kept)
 	}
 	k, err := controllab.FindKit(e.t.BinDir)
 	if err != nil {
@@ -122,7 +124,33 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 	if err := os.Link(b.Binary, kept); err != nil {
 		return err
 	}
-	return ctl.Start(ctx, kept)
+	return e.startModule(ctx, ctl, ws, kept)
+}
+
+// startModule runs the program at prog as the controller and waits until
+// its controller-runtime manager has started its workers, so that what
+// follows (the goals) is answered by it, not by the start's first passes
+// over every WebApp.
+func (e *Engine) startModule(ctx context.Context, ctl controllab.Controller, ws, prog string) error {
+	log := controllab.Log(ws).Log()
+	// The run before's log, which the new run's moves aside.
+	old, _ := os.Stat(log)
+	if err := ctl.Start(ctx, prog); err != nil {
+		return err
+	}
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, e.budget(2*time.Minute), true, func(context.Context) (bool, error) {
+		if fi, err := os.Stat(log); err != nil || old != nil && os.SameFile(old, fi) {
+			return false, nil
+		}
+		b, err := os.ReadFile(log)
+		return err == nil && bytes.Contains(b, []byte("Starting workers")), nil
+	})
+	if err != nil {
+		return fmt.Errorf("the controller did not start its workers (its log: %s): %w", log, err)
+	}
+	// Its first passes, over every WebApp there is, settle.
+	time.Sleep(time.Second)
+	return nil
 }
 
 // BuildAndRun builds files, the learner's module of lab l, in the
