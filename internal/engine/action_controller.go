@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -238,6 +239,41 @@ func (e *Engine) waitServed(ctx context.Context, gvr schema.GroupVersionResource
 	})
 	if err != nil {
 		return fmt.Errorf("wait for %s to be served: %v (%w)", gvr.GroupResource(), last, err)
+	}
+	return nil
+}
+
+// uninstallController stops lab id's controller and removes what
+// installController made: the WebApps first (their finalizers taken off,
+// as no controller will), then the controller's place, its rights and the
+// CRD.
+func (e *Engine) uninstallController(ctx context.Context, id string) error {
+	if e.t.Provider != nil {
+		if ctl, err := e.controller(id); err == nil {
+			if err := ctl.Stop(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	apps := e.dyn.Resource(webAppGVR)
+	list, err := apps.List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, u := range list.Items {
+			ri := apps.Namespace(u.GetNamespace())
+			_, _ = ri.Patch(ctx, u.GetName(), types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: fieldManager})
+			if err := ri.Delete(ctx, u.GetName(), metav1.DeleteOptions{}); ignoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	for _, name := range []string{"controller.yaml", "rbac.yaml", "crd.yaml"} {
+		m, err := labs.Manifest(id, name)
+		if err != nil {
+			return err
+		}
+		if err := e.deleteManifest(ctx, &lab.ApplyManifest{Manifest: m}); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return nil
 }

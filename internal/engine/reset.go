@@ -156,7 +156,11 @@ func (e *Engine) Teardown(ctx context.Context, l *lab.Lab, progress Progress) er
 			problems = append(problems, err)
 		}
 	}
-	if l.Operator != "" && len(problems) == 0 {
+	if l.LearnerWritesController() {
+		if err := e.uninstallController(ctx, l.ID); err != nil {
+			problems = append(problems, err)
+		}
+	} else if l.Operator != "" && len(problems) == 0 {
 		report(progress, Step{Phase: PhaseReset, Kind: "installOperator", Message: "uninstall " + l.Operator})
 		start := time.Now()
 		err := e.uninstallThirdParty(ctx, l.Operator)
