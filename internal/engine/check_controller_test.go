@@ -5,8 +5,6 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,10 +90,6 @@ func TestLearnerControllerChecks(t *testing.T) {
 			}
 			for _, r := range rep.Results {
 				t.Logf("%-5v %s: %s (%s)", r.Passed, r.Kind, r.Reason, r.Elapsed.Duration().Round(100*time.Millisecond))
-			}
-			if ws, err := e.t.Provider.Workspace(ctx, e.t.Cluster); err == nil && os.Getenv("OPLAB_DEBUG_LOG") != "" {
-				b, _ := os.ReadFile(filepath.Join(ws, "run", "pg-operator.log"))
-				t.Logf("controller log:\n%s", b)
 			}
 			w := want[module]
 			for _, r := range rep.Results {
