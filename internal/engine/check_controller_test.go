@@ -38,6 +38,7 @@ func controllerChecks(t *testing.T) []lab.Check {
 // each broken variant fails exactly the checks its fault is for, each
 // with its evidence.
 func TestLearnerControllerChecks(t *testing.T) {
+	t.Parallel()
 	e, _ := newEngine(t)
 	ctx := testContext(t, 25*time.Minute)
 	e.use(&lab.Lab{ID: "write-reconciler", Operator: lab.LearnerOperator})

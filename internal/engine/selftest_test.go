@@ -53,7 +53,13 @@ func selfTestLabs(t *testing.T, e *Engine, ids []string, perLab time.Duration) {
 			if missing := lacks(e, l); len(missing) > 0 {
 				t.Skipf("lab %s needs %v, which the %s provider lacks (its self-test runs on kind: make test-kind)", id, missing, e.t.Provider.Info().Name)
 			}
-			ctx := testContext(t, perLab)
+			budget := perLab
+			if l.LearnerWritesController() {
+				// Each exercise builds and runs modules in the cell, and each
+				// check is a scenario that waits for the controller.
+				budget = 15 * time.Minute
+			}
+			ctx := testContext(t, budget)
 			defer func() {
 				for range 2 { // idempotent
 					if err := e.Teardown(ctx, l, nil); err != nil {
