@@ -76,6 +76,16 @@ func (a *App) Build(ctx context.Context, id string, files controllab.Files, run 
 	return a.sessions.Build(ctx, id, files, run, progress)
 }
 
+// BuildDir builds the module in dir, as the learner edits it in the
+// terminal (see Build).
+func (a *App) BuildDir(ctx context.Context, id, dir string, run bool, progress session.Progress) (*session.BuildResult, error) {
+	files, err := controllab.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	return a.sessions.Build(ctx, id, files, run, progress)
+}
+
 // Module returns the learner's module in session id: as last built, or the
 // lab's scaffold.
 func (a *App) Module(ctx context.Context, id string) (controllab.Files, error) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/session"
 )
 
@@ -62,14 +61,11 @@ its file and line, and the controller that runs goes on running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withSession(cmd, g, &f, func(r *runCtx) error {
-				files, err := controllab.ReadDir(moduleDir(dir, r.st.Lab))
-				if err != nil {
-					return err
-				}
+				d := moduleDir(dir, r.st.Lab)
 				if !r.json {
-					fmt.Fprintf(r.out, "Building %d files in your cluster's sandbox …\n", len(files))
+					fmt.Fprintf(r.out, "Building %s in your cluster's sandbox …\n", d)
 				}
-				res, err := r.l.Build(cmd.Context(), r.id, files, !build, r.progress)
+				res, err := r.l.BuildDir(cmd.Context(), r.id, d, !build, r.progress)
 				if err != nil {
 					return friendly(err)
 				}

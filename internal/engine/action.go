@@ -122,6 +122,10 @@ func report(p Progress, s Step) {
 // describeAction says in a few words what a step does.
 func describeAction(s lab.Step) string {
 	switch p := s.Params.(type) {
+	case *lab.InstallController:
+		return "install the lab's resource and its controller's place"
+	case *lab.RunController:
+		return fmt.Sprintf("build the %s module and run it as the controller", p.Module)
 	case *lab.InstallOperator:
 		if p.Operator != "" {
 			return "install " + p.Operator

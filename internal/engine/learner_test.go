@@ -40,6 +40,7 @@ var refusedByAPI = map[string]bool{
 	"switchover/primary-on-top/simulated-primary-by-hand": true, // simulated server's annotations
 	"switchover/primary-on-top/forged-switchover-event":   true, // Event
 	"switchover/scale-down/forged-switching-over-event":   true, // Event
+	"write-reconciler/status/status-by-hand":              true, // status
 }
 
 // Every shortcut named in refusedByAPI exists.
