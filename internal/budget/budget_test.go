@@ -134,7 +134,9 @@ func TestMemoryCeiling(t *testing.T) {
 	if u.MemoryLimit != 256<<20 {
 		t.Errorf("the group's memory limit is %d, want %d", u.MemoryLimit, 256<<20)
 	}
-	if u.MemoryPeak > 256<<20 || u.MemoryPeak < 128<<20 {
+	// The kernel may charge a page or so past the limit before it kills
+	// (cgroup v1's max_usage_in_bytes read 256 MiB + 4 KiB once).
+	if u.MemoryPeak > 256<<20+1<<20 || u.MemoryPeak < 128<<20 {
 		t.Errorf("the group's peak is %d, want it near its ceiling of 256 MiB", u.MemoryPeak)
 	}
 }
