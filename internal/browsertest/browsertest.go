@@ -176,6 +176,17 @@ func (s *Shots) Step(t testing.TB, ctx context.Context, limit time.Duration, nam
 	}
 }
 
+// Loads runs actions that navigate (a form's submit, a link's click) and
+// waits until the new page has loaded. An action that queries the page
+// while it is being replaced fails with "Could not find node with given
+// id"; after Loads, the next action sees the new page.
+func Loads(actions ...chromedp.Action[chromedp.Void]) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.RunResponse(ctx, actions...)
+		return chromedp.Void{}, err
+	}
+}
+
 // TextContains waits until the element's text contains want.
 func TextContains(sel, want string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](fmt.Sprintf(`(document.querySelector(%q)?.textContent || '').includes(%q)`, sel, want),

@@ -32,12 +32,12 @@ func TestBrowserInstructorBoard(t *testing.T) {
 		chromedp.WaitVisible(`#login-form`),
 		chromedp.SendKeys(`#name`, "ada"),
 		chromedp.SendKeys(`#password`, "nope"),
-		chromedp.Submit(`#login-form`),
+		browsertest.Loads(chromedp.Submit(`#login-form`)),
 		chromedp.WaitVisible(`#login-error`),
 		textContains("#login-error", "Wrong name or password"))
 	sh.step(t, ctx, "the instructor signs in and sees her classes",
 		chromedp.SendKeys(`#password`, "ada-password"),
-		chromedp.Submit(`#login-form`),
+		browsertest.Loads(chromedp.Submit(`#login-form`)),
 		chromedp.WaitVisible(`#classes tr[data-class="morning"]`),
 		sh.take("classes"))
 	sh.step(t, ctx, "the class's board has a row for its member",

@@ -26,7 +26,7 @@ func TestBrowserClassFormOrdersLabs(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/instructor/login"),
 		chromedp.SendKeys(`#name`, "ada"),
 		chromedp.SendKeys(`#password`, "ada-password"),
-		chromedp.Submit(`#login-form`),
+		browsertest.Loads(chromedp.Submit(`#login-form`)),
 		chromedp.WaitVisible(`#classes`),
 		chromedp.Click(`#new-class summary`),
 		chromedp.WaitVisible(`#new-class-form`))

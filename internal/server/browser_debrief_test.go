@@ -27,7 +27,7 @@ func TestBrowserDebriefScrubber(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/instructor/login"),
 		chromedp.SendKeys(`#name`, "ada"),
 		chromedp.SendKeys(`#password`, "ada-password"),
-		chromedp.Submit(`#login-form`),
+		browsertest.Loads(chromedp.Submit(`#login-form`)),
 		chromedp.WaitVisible(`#classes`),
 		chromedp.Navigate(ts.URL+"/instructor/classes/morning/sessions/bob-1"),
 		chromedp.WaitVisible(`#scrubber:not([disabled])`),

@@ -70,7 +70,7 @@ func TestBrowserBoardActions(t *testing.T) {
 		chromedp.Navigate(s.url+"/instructor/login"),
 		chromedp.SendKeys(`#name`, "ada"),
 		chromedp.SendKeys(`#password`, "ada-password"),
-		chromedp.Submit(`#login-form`),
+		bt.Loads(chromedp.Submit(`#login-form`)),
 		chromedp.WaitVisible(`#classes tr[data-class="morning"]`),
 		chromedp.Navigate(s.url+"/instructor/classes/morning"),
 		bt.TextContains(row+" .state", "in the exercise"),

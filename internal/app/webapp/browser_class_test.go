@@ -47,7 +47,7 @@ func TestBrowserRunsAClass(t *testing.T) {
 		chromedp.Navigate(s.url+"/instructor/login"),
 		chromedp.SendKeys(`#name`, "ada"),
 		chromedp.SendKeys(`#password`, "ada-password"),
-		chromedp.Submit(`#login-form`),
+		bt.Loads(chromedp.Submit(`#login-form`)),
 		chromedp.WaitVisible(`#new-class-form`),
 		sh.Take("no-classes"))
 	step(ada, "a bad time limit is refused, the input kept", 30*time.Second,
