@@ -35,6 +35,8 @@ func TestJSONConvention(t *testing.T) {
 		oplog.Entry{}, clusterview.View{},
 		// The class board's events.
 		ClassEvent{},
+		// gofmt's answer to the code panel.
+		Formatted{},
 	} {
 		for _, err := range jsonconv.Check(v) {
 			t.Errorf("%T: %v", v, err)

@@ -38,6 +38,7 @@ func (s *Server) apiRoutes(g *gin.RouterGroup) {
 	ss.POST("/apply", s.apiApply)
 	ss.GET("/module", s.apiModule)
 	ss.POST("/build", s.apiBuild)
+	ss.POST("/format", s.apiFormat)
 	// A class's instructor watches a member's streams too.
 	g.GET("/sessions/:id/streams/:stream", s.requireViewable, s.apiStream)
 }

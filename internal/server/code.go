@@ -20,6 +20,10 @@ type Code interface {
 	// does not compile is a result, not an error; a module past its bounds
 	// is ErrInvalid.
 	Build(ctx context.Context, id string, files map[string]string, run bool, progress func(Update)) (any, error)
+	// Format formats the Go files of files as gofmt does. A file that
+	// does not parse is a result, as a build's compile errors are; files
+	// past the module's bounds, or outside it, are ErrInvalid.
+	Format(files map[string]string) (any, error)
 }
 
 var errNoCode = fmt.Errorf("this server builds no learner's code: %w", ErrConflict)
@@ -55,5 +59,23 @@ func (s *Server) apiBuild(c *gin.Context) {
 	defer done()
 	id := session(c).ID
 	v, err := s.cfg.Code.Build(ctx, id, in.Files, in.Run, s.progress(c, id))
+	s.reply(c, v, err)
+}
+
+// apiFormat formats the files the page sends: it reads and changes
+// nothing of the session, whose owner alone may ask.
+func (s *Server) apiFormat(c *gin.Context) {
+	if s.cfg.Code == nil {
+		s.failJSON(c, errNoCode)
+		return
+	}
+	var in struct {
+		Files map[string]string `json:"files"`
+	}
+	if err := readJSON(c, &in); err != nil {
+		s.failJSON(c, err)
+		return
+	}
+	v, err := s.cfg.Code.Format(in.Files)
 	s.reply(c, v, err)
 }

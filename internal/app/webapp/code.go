@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/server"
 	"oplab.dev/oplab/internal/session"
@@ -24,6 +25,33 @@ func (w *Web) Module(ctx context.Context, id string) (map[string]string, error) 
 
 // Build implements server.Code.
 func (w *Web) Build(ctx context.Context, id string, files map[string]string, run bool, p func(server.Update)) (any, error) {
+	f, err := moduleFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	res, err := w.a.Build(ctx, id, f, run, progress(p))
+	if err != nil {
+		return nil, codeErr(err)
+	}
+	return res, nil
+}
+
+// Format implements server.Code.
+func (w *Web) Format(files map[string]string) (any, error) {
+	f, err := moduleFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	res, err := app.Format(f)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// moduleFiles are the files a page sent, checked: a module past its
+// bounds, or a path outside it, is the request's fault.
+func moduleFiles(files map[string]string) (controllab.Files, error) {
 	f := make(controllab.Files, len(files))
 	for name, s := range files {
 		f[name] = []byte(s)
@@ -31,11 +59,7 @@ func (w *Web) Build(ctx context.Context, id string, files map[string]string, run
 	if err := f.Check(); err != nil {
 		return nil, classified{err, server.ErrInvalid}
 	}
-	res, err := w.a.Build(ctx, id, f, run, progress(p))
-	if err != nil {
-		return nil, codeErr(err)
-	}
-	return res, nil
+	return f, nil
 }
 
 func codeErr(err error) error {
