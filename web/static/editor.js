@@ -2,6 +2,7 @@
 // errors pointing at their line, then apply.
 
 import { call, stream, t } from './api.js';
+import { goLine, numberLines } from './lines.js';
 
 export function editorPanel(sessionID) {
   const base = `/api/sessions/${encodeURIComponent(sessionID)}`;
@@ -13,32 +14,11 @@ export function editorPanel(sessionID) {
   let bad = 0;
 
   const numbers = () => {
-    const n = area.value.split('\n').length;
-    gutter.textContent = '';
-    for (let i = 1; i <= n; i++) {
-      const s = document.createElement('span');
-      s.textContent = `${i}\n`;
-      if (i === bad) s.className = 'bad';
-      gutter.append(s);
-    }
+    numberLines(gutter, area.value, new Set([bad]));
     gutter.scrollTop = area.scrollTop;
   };
   area.addEventListener('input', () => { bad = 0; numbers(); });
   area.addEventListener('scroll', () => { gutter.scrollTop = area.scrollTop; });
-
-  // goLine puts the caret at the start of line n.
-  const goLine = (n) => {
-    const lines = area.value.split('\n');
-    let at = 0;
-    for (let i = 0; i < n - 1 && i < lines.length; i++) at += lines[i].length + 1;
-    area.focus();
-    area.setSelectionRange(at, at + (lines[n - 1] ?? '').length);
-    // Selecting does not scroll a textarea: bring the line into view, a
-    // few lines from the top.
-    const lh = parseFloat(getComputedStyle(area).lineHeight) || 18;
-    area.scrollTop = Math.max(0, (n - 4) * lh);
-    gutter.scrollTop = area.scrollTop;
-  };
 
   const submit = async (dryRun) => {
     out.className = 'editor-out';
@@ -50,7 +30,10 @@ export function editorPanel(sessionID) {
       out.classList.add(r.ok ? 'ok' : 'error');
       bad = r.ok ? 0 : (r.line || 0);
       numbers();
-      if (bad) goLine(bad);
+      if (bad) {
+        goLine(area, bad);
+        gutter.scrollTop = area.scrollTop;
+      }
     } catch (e) {
       out.textContent = e.message;
       out.classList.add('error');
