@@ -84,30 +84,35 @@ func WriteModule(dir string, scaffold fs.FS, k Kit) error {
 
 // LabModule returns module of lab id as the self-test builds it: the
 // scaffold ("scaffold"), the reference solution ("solution") or a broken
-// variant (its name), each laid over the scaffold, with the kit's go.mod
-// and go.sum.
-func LabModule(id, module string, k Kit) (Files, error) {
-	scaffold, err := labs.Module(id)
+// variant (its name), laid over the scaffold; then the variants named in
+// with, in order (a lab whose learner repairs a controller ships each
+// repair as a variant of one file); then the kit's go.mod and go.sum.
+func LabModule(id, module string, with []string, k Kit) (Files, error) {
+	layers, err := labs.Scaffold(id)
 	if err != nil {
 		return nil, err
 	}
-	files, err := ReadFS(scaffold)
-	if err != nil {
-		return nil, err
-	}
-	var top fs.FS
 	switch module {
 	case "scaffold":
 	case "solution":
-		top, err = labs.Solution(id)
+		top, err := labs.Solution(id)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, top)
 	default:
-		top, err = labs.Variant(id, module)
+		with = append([]string{module}, with...)
 	}
-	if err != nil {
-		return nil, err
+	for _, v := range with {
+		top, err := labs.Variant(id, v)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, top)
 	}
-	if top != nil {
-		if files, err = Overlay(files, top); err != nil {
+	files := Files{}
+	for _, l := range layers {
+		if files, err = Overlay(files, l); err != nil {
 			return nil, err
 		}
 	}

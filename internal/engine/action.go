@@ -27,7 +27,7 @@ func actionFor(p any) (do, undo actionFn) {
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.installController(ctx, e.labID()) }, nil
 	case *lab.RunController:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error {
-			return e.runController(ctx, e.labID(), p.Module)
+			return e.runController(ctx, e.labID(), p)
 		}, nil
 	case *lab.WaitPods:
 		return func(ctx context.Context, e *Engine, _ *Attempt) error { return e.waitPods(ctx, p) }, nil

@@ -72,10 +72,11 @@ func (e *Engine) installController(ctx context.Context, id string) error {
 	return nil
 }
 
-// runController builds module of lab id in the cluster's cell and runs it
-// as the controller, in place of the one that runs. A module that does not
-// compile is an error that carries the compiler's output.
-func (e *Engine) runController(ctx context.Context, id, module string) error {
+// runController builds the module r names, of lab id, in the cluster's
+// cell and runs it as the controller, in place of the one that runs. A
+// module that does not compile is an error that carries the compiler's
+// output.
+func (e *Engine) runController(ctx context.Context, id string, r *lab.RunController) error {
 	if e.learner {
 		// Any program is one a learner could write and run: the server
 		// builds and runs it for them, with the admin's credentials only
@@ -83,7 +84,7 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 		if e.admin == nil {
 			return fmt.Errorf("run a module as the controller: %w", ErrUnsupported)
 		}
-		return e.admin.runController(ctx, id, module)
+		return e.admin.runController(ctx, id, r)
 	}
 	if e.t.Provider == nil {
 		return fmt.Errorf("run a module as the controller: no cluster provider: %w", ErrUnsupported)
@@ -98,6 +99,7 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 	if err != nil {
 		return err
 	}
+	module := r.Name()
 	kept := filepath.Join(ws, "modules", id, module)
 	if _, err := os.Stat(kept); err == nil {
 		return e.startModule(ctx, ctl, ws, kept)
@@ -106,7 +108,7 @@ func (e *Engine) runController(ctx context.Context, id, module string) error {
 	if err != nil {
 		return err
 	}
-	files, err := controllab.LabModule(id, module, k)
+	files, err := controllab.LabModule(id, r.Module, r.With, k)
 	if err != nil {
 		return err
 	}
@@ -206,7 +208,7 @@ func (e *Engine) Module(ctx context.Context, l *lab.Lab) (controllab.Files, erro
 	if f, err := controllab.Built(ws); err == nil {
 		return f, nil
 	}
-	return controllab.LabModule(l.ID, lab.ModuleScaffold, k)
+	return controllab.LabModule(l.ID, lab.ModuleScaffold, nil, k)
 }
 
 // controller is lab id's controller on the engine's cluster.

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -51,17 +52,31 @@ type InstallController struct{}
 type RunController struct {
 	// Module is scaffold, solution or the name of a broken variant.
 	Module string `yaml:"module"`
+	// With names variants laid over Module, in order: in a lab whose
+	// learner repairs a controller, each ships one repair as a variant of
+	// the file it fixes, and the self-test runs the module with the
+	// repairs of the exercises done so far.
+	With []string `yaml:"with,omitempty"`
+}
+
+// Name names the module r builds, With included: "scaffold",
+// "scaffold+one-configmap+read-the-state".
+func (r *RunController) Name() string {
+	return strings.Join(append([]string{r.Module}, r.With...), "+")
 }
 
 // Validate implements Validator.
 func (r *RunController) Validate() []FieldError {
-	if r.Module == ModuleScaffold || r.Module == ModuleSolution {
-		return nil
+	var errs []FieldError
+	if r.Module != ModuleScaffold && r.Module != ModuleSolution && len(dnsName("module", r.Module)) > 0 {
+		errs = append(errs, FieldError{"module", fmt.Sprintf("want %s, %s or a variant's name, got %q", ModuleScaffold, ModuleSolution, r.Module)})
 	}
-	if errs := dnsName("module", r.Module); len(errs) > 0 {
-		return []FieldError{{"module", fmt.Sprintf("want %s, %s or a variant's name, got %q", ModuleScaffold, ModuleSolution, r.Module)}}
+	for i, v := range r.With {
+		if v == ModuleScaffold || v == ModuleSolution || len(dnsName("with", v)) > 0 {
+			errs = append(errs, FieldError{fmt.Sprintf("with[%d]", i), fmt.Sprintf("want a variant's name, got %q", v)})
+		}
 	}
-	return nil
+	return errs
 }
 
 // Probe is what every controller check takes: where its WebApp is made,
