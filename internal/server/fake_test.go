@@ -25,6 +25,8 @@ import (
 //     sign-in;
 //   - fakeConsole (fakeconsole_test.go) and fakeStreams
 //     (fakestreams_test.go);
+//   - fakeCode (fakecode_test.go): a learner's module, its build and
+//     gofmt, for the code panel;
 //   - readyFunc (below): Operations.
 //
 // Where the real layer's parts share a store, fakeApp composes the fakes
