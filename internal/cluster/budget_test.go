@@ -116,6 +116,19 @@ func TestSettle(t *testing.T) {
 			t.Fatalf("CPU cap %dm after Settle, want the budget's %dm", got, b.CPU)
 		}
 	}
+	// A burst (a learner's build): uncapped until Settle.
+	if err := p.Unsettle(ctx, settled.Name); err != nil {
+		t.Fatal(err)
+	}
+	if got := capOf(settled.Name); got != 0 {
+		t.Errorf("CPU cap %dm after Unsettle, want none", got)
+	}
+	if err := p.Settle(ctx, settled.Name); err != nil {
+		t.Fatal(err)
+	}
+	if got := capOf(settled.Name); got != b.CPU {
+		t.Errorf("CPU cap %dm after Unsettle and Settle, want the budget's %dm", got, b.CPU)
+	}
 	restarted := clustertest.Create(t, p, data, clustertest.UniqueName("settle"), cluster.CreateUnsettled())
 	if err := p.Stop(ctx, restarted.Name); err != nil {
 		t.Fatal(err)

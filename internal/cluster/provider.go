@@ -477,6 +477,15 @@ func (p *Provider) Settle(ctx context.Context, name string) error {
 	return nil
 }
 
+// Unsettle lets cluster name run without its CPU cap until Settle (see
+// providers.Budgeted); it does nothing on a backend without budgets.
+func (p *Provider) Unsettle(ctx context.Context, name string) error {
+	if b, ok := p.backend.(providers.Budgeted); ok {
+		return b.Unsettle(ctx, name)
+	}
+	return nil
+}
+
 // Budget returns the budget each new cluster gets from the kernel, and
 // whether it gets one: only the embedded backend's cells have one of
 // oplab's (kind's nodes and the pods backend's pods are bounded by their

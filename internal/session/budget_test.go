@@ -55,6 +55,39 @@ func TestOverBudgetResetMakesTheClusterAnew(t *testing.T) {
 	if s.Budget.CPULimit != budget.DefaultCPU {
 		t.Errorf("a started session's CPU cap is %dm, want the budget's %dm", s.Budget.CPULimit, budget.DefaultCPU)
 	}
+	// A build runs uncapped while the Manager's one burst is free, and
+	// the cell is capped again after it.
+	capOf := func() int64 {
+		t.Helper()
+		u, err := p.Usage(ctx, s.Cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.CPULimit
+	}
+	rec, err := m.record(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := m.burst(ctx, &rec)
+	if release == nil {
+		t.Fatal("no burst for a build with the Manager's one free")
+	}
+	if got := capOf(); got != 0 {
+		t.Errorf("a bursting build's cell is capped at %dm, want no cap", got)
+	}
+	if m.burst(ctx, &rec) != nil {
+		t.Error("a second burst while the Manager's one is taken")
+	}
+	release()
+	if got := capOf(); got != budget.DefaultCPU {
+		t.Errorf("after a burst the cell's CPU cap is %dm, want the budget's %dm", got, budget.DefaultCPU)
+	}
+	if again := m.burst(ctx, &rec); again == nil {
+		t.Error("no burst once the one taken was given back")
+	} else {
+		again()
+	}
 	if slices.Contains(s.Actions, ActReset) {
 		t.Fatalf("a ready session with nothing to reset offers reset: %v", s.Actions)
 	}

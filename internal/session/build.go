@@ -7,6 +7,7 @@ import (
 
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/jsonconv"
+	"oplab.dev/oplab/internal/store"
 )
 
 // ErrNoModule: the session's lab is not one whose learner writes the
@@ -63,6 +64,9 @@ func (m *Manager) Build(ctx context.Context, id string, files controllab.Files, 
 	if err != nil {
 		return nil, err
 	}
+	if release := m.burst(ctx, &s.rec); release != nil {
+		defer release()
+	}
 	b, err := e.BuildAndRun(ctx, s.lab, files, run)
 	res := &BuildResult{}
 	if b != nil {
@@ -92,6 +96,35 @@ func (m *Manager) Build(ctx context.Context, id string, files controllab.Files, 
 		return nil, err
 	}
 	return res, nil
+}
+
+// burst lifts the CPU cap of the session's cell for a build when one of
+// the Manager's bursts is free, and returns what caps it again; nil when
+// none is free (the build runs at the cell's cap: within the learner's
+// budget, only slower) or the cap could not be lifted. A learner waits for
+// a build, at half a core three times as long as uncapped; the bursts
+// bound how much of the machine builds take beyond the cells' caps.
+func (m *Manager) burst(ctx context.Context, rec *store.Session) (release func()) {
+	select {
+	case m.bursts <- struct{}{}:
+	default:
+		return nil
+	}
+	p, err := m.providerOf(rec.Provider)
+	if err == nil {
+		err = p.Unsettle(ctx, rec.Cluster)
+	}
+	if err != nil {
+		<-m.bursts
+		m.log.Debug("a build runs at its cell's cap", "session", rec.ID, "err", err)
+		return nil
+	}
+	return func() {
+		if err := p.Settle(context.WithoutCancel(ctx), rec.Cluster); err != nil {
+			m.log.Warn("cap a cell again after a build (Maintain will)", "session", rec.ID, "err", err)
+		}
+		<-m.bursts
+	}
 }
 
 // Module returns the learner's module in session id: what they last

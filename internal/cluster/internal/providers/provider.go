@@ -200,6 +200,10 @@ type Budgeted interface {
 	// settling a settled cluster does nothing. Maintain settles a cluster
 	// left unsettled longer than a start takes (its starter gone).
 	Settle(ctx context.Context, name string) error
+	// Unsettle lifts a cluster's CPU cap until Settle, for a burst of
+	// work its learner waits for (a build of their controller); Maintain
+	// settles it if Settle does not come within a few minutes.
+	Unsettle(ctx context.Context, name string) error
 }
 
 // Usage is what a cluster takes of its budget. Zero limits are unknown.

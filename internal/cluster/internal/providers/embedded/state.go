@@ -37,8 +37,11 @@ type clusterState struct {
 	// made (package budget); nil in a state an older oplab wrote.
 	Budget *budget.Budget `json:"budget,omitempty"`
 	// Unsettled is set while a new cluster runs without its CPU cap
-	// (providers.CreateOptions.Unsettled), until Settle.
-	Unsettled bool `json:"unsettled,omitempty"`
+	// (providers.CreateOptions.Unsettled), or a cluster Unsettle let go of
+	// it for a while, until Settle. UnsettledAt is when Unsettle did; zero
+	// for a new cluster, whose Created says.
+	Unsettled   bool      `json:"unsettled,omitempty"`
+	UnsettledAt time.Time `json:"unsettledAt,omitzero"`
 }
 
 // budgetOf is the budget of the cluster of st under p.

@@ -147,7 +147,11 @@ func (p *Provider) Maintain(ctx context.Context, name string) error {
 		return err
 	}
 	var errs []error
-	if st.Unsettled && time.Since(st.Created) > settleAfter {
+	since := st.Created
+	if !st.UnsettledAt.IsZero() {
+		since = st.UnsettledAt
+	}
+	if st.Unsettled && time.Since(since) > settleAfter {
 		p.logger.Info("settling a cluster its maker left without its CPU cap", "cluster", name)
 		if err := p.Settle(ctx, name); err != nil {
 			errs = append(errs, err)
@@ -321,6 +325,26 @@ func (p *Provider) Settle(ctx context.Context, name string) error {
 			return fmt.Errorf("cap the CPU of cluster %q: %w", name, err)
 		}
 	}
-	st.Unsettled = false
+	st.Unsettled, st.UnsettledAt = false, time.Time{}
+	return writeState(dir, st)
+}
+
+// Unsettle lets a settled cluster run without its CPU cap until Settle;
+// see providers.Budgeted. Maintain caps it again if Settle does not come
+// within settleAfter.
+func (p *Provider) Unsettle(ctx context.Context, name string) error {
+	st, dir, unlock, err := p.lockedState(name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	g := st.Cell.group()
+	if g == nil {
+		return nil
+	}
+	if err := g.SetCPU(0); err != nil {
+		return fmt.Errorf("lift the CPU cap of cluster %q: %w", name, err)
+	}
+	st.Unsettled, st.UnsettledAt = true, time.Now()
 	return writeState(dir, st)
 }
