@@ -25,15 +25,19 @@ import (
 // builds together (MiB-cell-peak, memory.peak of its control group); a
 // build the cell's memory ceiling killed fails the benchmark. capped is
 // a cell as a session's is once set up, under its CPU cap; uncapped one
-// left unsettled, as during a start: what the cap costs a build.
+// left unsettled, as during a start: what the cap costs a build; burst a
+// settled cell whose cap each build lifts and puts back, as a session's
+// build does while one of its Manager's bursts is free
+// (session.Options.BuildBursts).
 //
 //	go test -run '^$' -bench '^BenchmarkControllerBuild$' -benchtime 5x -count 1 ./internal/controllab/
 func BenchmarkControllerBuild(b *testing.B) {
-	b.Run("capped", func(b *testing.B) { benchmarkBuild(b) })
-	b.Run("uncapped", func(b *testing.B) { benchmarkBuild(b, cluster.CreateUnsettled()) })
+	b.Run("capped", func(b *testing.B) { benchmarkBuild(b, false) })
+	b.Run("uncapped", func(b *testing.B) { benchmarkBuild(b, false, cluster.CreateUnsettled()) })
+	b.Run("burst", func(b *testing.B) { benchmarkBuild(b, true) })
 }
 
-func benchmarkBuild(b *testing.B, opts ...cluster.CreateOption) {
+func benchmarkBuild(b *testing.B, burst bool, opts ...cluster.CreateOption) {
 	k, err := controllab.FindKit(clustertest.BinDir(b))
 	if err != nil {
 		b.Fatal(err)
@@ -68,6 +72,16 @@ func benchmarkBuild(b *testing.B, opts ...cluster.CreateOption) {
 	bl := controllab.Builder{Kit: k, Cells: c.Provider, Cluster: c.Name}
 	build := func(f controllab.Files) *controllab.Build {
 		b.Helper()
+		if burst {
+			if err := c.Provider.Unsettle(ctx, c.Name); err != nil {
+				b.Fatal(err)
+			}
+			defer func() {
+				if err := c.Provider.Settle(ctx, c.Name); err != nil {
+					b.Fatal(err)
+				}
+			}()
+		}
 		res, err := bl.Build(ctx, f)
 		if err != nil {
 			b.Fatal(err)
