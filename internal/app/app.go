@@ -17,6 +17,7 @@ import (
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/course"
+	"oplab.dev/oplab/internal/keyrate"
 	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
 	"oplab.dev/oplab/internal/store"
@@ -91,6 +92,8 @@ type App struct {
 
 	store   *store.DB
 	gate    *room.Gate
+	// formats bounds each session's gofmt requests (Format).
+	formats *keyrate.Limiter
 	dataDir string
 	log     *slog.Logger
 	cfg     Config
@@ -128,7 +131,8 @@ func Open(ctx context.Context, c Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &App{course: crs, clusters: p, store: st, dataDir: c.DataDir, log: c.Logger, cfg: c, providers: map[string]*cluster.Provider{}}
+	a := &App{course: crs, clusters: p, store: st, dataDir: c.DataDir, log: c.Logger, cfg: c, providers: map[string]*cluster.Provider{},
+		formats: keyrate.New(FormatPerSecond, FormatBurst, 1024)}
 	m, err := session.New(session.Options{
 		Store: st, Provider: p, ProviderNamed: a.providerNamed, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
 		// Two oplab processes (a server and a command in a terminal, or

@@ -24,11 +24,31 @@ type Formatted struct {
 	Errors []controllab.CompileError `json:"errors,omitempty"`
 }
 
-// Format formats the Go files of files as gofmt does; go.mod and go.sum
-// are taken and left out of the answer. A file that does not parse is a
-// result (OK false); a set of files past the module's bounds, or with a
-// path outside it, is an error, as it is to a build.
-func Format(files controllab.Files) (*Formatted, error) {
+// A session's gofmt requests are bounded: each parses up to the module's
+// 1 MiB in the server's process, not the learner's cell, so their rate
+// bounds what a flood of them costs the server.
+const (
+	FormatPerSecond = 2
+	FormatBurst     = 10
+)
+
+// ErrFormatTooFast is a gofmt request over its session's rate.
+var ErrFormatTooFast = errors.New("gofmt is asked for too fast")
+
+// Format formats the learner's files of session id as FormatFiles does,
+// at most FormatPerSecond a second (bursts of FormatBurst) a session.
+func (a *App) Format(id string, files controllab.Files) (*Formatted, error) {
+	if !a.formats.Allow(id) {
+		return nil, fmt.Errorf("%w: at most %d a second; wait a moment", ErrFormatTooFast, FormatPerSecond)
+	}
+	return FormatFiles(files)
+}
+
+// FormatFiles formats the Go files of files as gofmt does; go.mod and
+// go.sum are taken and left out of the answer. A file that does not parse
+// is a result (OK false); a set of files past the module's bounds, or with
+// a path outside it, is an error, as it is to a build.
+func FormatFiles(files controllab.Files) (*Formatted, error) {
 	if err := files.Check(); err != nil {
 		return nil, err
 	}

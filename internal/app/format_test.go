@@ -12,7 +12,7 @@ func TestFormat(t *testing.T) {
 	t.Parallel()
 	messy := "package controller\n\nimport (\n\"fmt\"\n  \"context\"\n)\n\nfunc  Reconcile( ctx context.Context)error{\n    fmt.Println( \"hi\" )\n  return nil}\n"
 	tidy := "package controller\n\nimport (\n\t\"context\"\n\t\"fmt\"\n)\n\nfunc Reconcile(ctx context.Context) error {\n\tfmt.Println(\"hi\")\n\treturn nil\n}\n"
-	got, err := Format(controllab.Files{"internal/controller/r.go": []byte(messy), "go.mod": []byte("module x\n")})
+	got, err := FormatFiles(controllab.Files{"internal/controller/r.go": []byte(messy), "go.mod": []byte("module x\n")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestFormatSyntaxError(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Format(controllab.Files{"main.go": []byte("package main\n"), "internal/bad.go": []byte(tc.src)})
+			got, err := FormatFiles(controllab.Files{"main.go": []byte("package main\n"), "internal/bad.go": []byte(tc.src)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestFormatRefusesWhatABuildRefuses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := Format(files)
+			got, err := FormatFiles(files)
 			if err == nil {
 				t.Fatalf("got %+v, want an error", got)
 			}

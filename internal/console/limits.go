@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"golang.org/x/time/rate"
+	"oplab.dev/oplab/internal/keyrate"
 )
 
 // Defaults of Limits.
@@ -72,14 +72,14 @@ type limiter struct {
 
 	mu      sync.Mutex
 	running map[string]*counts // only owners with a command running
-	rates   map[string]*rate.Limiter
+	rates   *keyrate.Limiter
 }
 
 type counts struct{ commands, follows int }
 
 func newLimiter(max Limits) *limiter {
 	max.setDefaults()
-	return &limiter{max: max, running: map[string]*counts{}, rates: map[string]*rate.Limiter{}}
+	return &limiter{max: max, running: map[string]*counts{}, rates: keyrate.New(max.PerSecond, max.Burst, maxRates)}
 }
 
 // maxRates is how many owners' rates the limiter keeps before it forgets
@@ -88,21 +88,7 @@ const maxRates = 1024
 
 // allow takes one line of owner's rate, or refuses it.
 func (l *limiter) allow(owner string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	r := l.rates[owner]
-	if r == nil {
-		if len(l.rates) >= maxRates {
-			for o, x := range l.rates {
-				if x.Tokens() >= float64(l.max.Burst) {
-					delete(l.rates, o)
-				}
-			}
-		}
-		r = rate.NewLimiter(rate.Limit(l.max.PerSecond), l.max.Burst)
-		l.rates[owner] = r
-	}
-	if !r.Allow() {
+	if !l.rates.Allow(owner) {
 		return &RefusedError{Msg: fmt.Sprintf("lines are coming faster than %g a second: wait a moment", l.max.PerSecond), Err: ErrTooFast}
 	}
 	return nil

@@ -23,7 +23,7 @@ type Code interface {
 	// Format formats the Go files of files as gofmt does. A file that
 	// does not parse is a result, as a build's compile errors are; files
 	// past the module's bounds, or outside it, are ErrInvalid.
-	Format(files map[string]string) (any, error)
+	Format(id string, files map[string]string) (any, error)
 }
 
 var errNoCode = fmt.Errorf("this server builds no learner's code: %w", ErrConflict)
@@ -76,6 +76,6 @@ func (s *Server) apiFormat(c *gin.Context) {
 		s.failJSON(c, err)
 		return
 	}
-	v, err := s.cfg.Code.Format(in.Files)
+	v, err := s.cfg.Code.Format(session(c).ID, in.Files)
 	s.reply(c, v, err)
 }

@@ -48,7 +48,7 @@ func (f *fakeCode) Build(_ context.Context, id string, files map[string]string, 
 
 // Format formats each .go file with go/format; a file that does not parse
 // answers its errors on their lines, and no file.
-func (f *fakeCode) Format(files map[string]string) (any, error) {
+func (f *fakeCode) Format(_ string, files map[string]string) (any, error) {
 	names := make([]string, 0, len(files))
 	for name := range files {
 		names = append(names, name)

@@ -3,6 +3,7 @@ package webapp
 import (
 	"context"
 	"errors"
+	"time"
 
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/controllab"
@@ -37,12 +38,15 @@ func (w *Web) Build(ctx context.Context, id string, files map[string]string, run
 }
 
 // Format implements server.Code.
-func (w *Web) Format(files map[string]string) (any, error) {
+func (w *Web) Format(id string, files map[string]string) (any, error) {
 	f, err := moduleFiles(files)
 	if err != nil {
 		return nil, err
 	}
-	res, err := app.Format(f)
+	res, err := w.a.Format(id, f)
+	if errors.Is(err, app.ErrFormatTooFast) {
+		return nil, &server.Refusal{Reason: server.RefusalTooMany, Retry: time.Second / app.FormatPerSecond, Err: err}
+	}
 	if err != nil {
 		return nil, err
 	}
