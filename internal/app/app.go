@@ -90,8 +90,8 @@ type App struct {
 	// classes runs instructors, classes and the learners who join them.
 	classes *class.Service
 
-	store   *store.DB
-	gate    *room.Gate
+	store *store.DB
+	gate  *room.Gate
 	// formats bounds each session's gofmt requests (Format).
 	formats *keyrate.Limiter
 	dataDir string
