@@ -117,11 +117,14 @@ func TestSettle(t *testing.T) {
 		}
 	}
 	// A burst (a learner's build): uncapped until Settle.
-	if err := p.Unsettle(ctx, settled.Name); err != nil {
-		t.Fatal(err)
+	if lifted, err := p.Unsettle(ctx, settled.Name); err != nil || !lifted {
+		t.Fatalf("Unsettle of a settled cluster: lifted %v, %v; want a cap lifted", lifted, err)
 	}
 	if got := capOf(settled.Name); got != 0 {
 		t.Errorf("CPU cap %dm after Unsettle, want none", got)
+	}
+	if lifted, err := p.Unsettle(ctx, settled.Name); err != nil || lifted {
+		t.Errorf("Unsettle of an unsettled cluster: lifted %v, %v; want nothing to lift", lifted, err)
 	}
 	if err := p.Settle(ctx, settled.Name); err != nil {
 		t.Fatal(err)

@@ -477,13 +477,14 @@ func (p *Provider) Settle(ctx context.Context, name string) error {
 	return nil
 }
 
-// Unsettle lets cluster name run without its CPU cap until Settle (see
-// providers.Budgeted); it does nothing on a backend without budgets.
-func (p *Provider) Unsettle(ctx context.Context, name string) error {
+// Unsettle lets cluster name run without its CPU cap until Settle, and
+// says whether it had one to lift (see providers.Budgeted); it does
+// nothing on a backend without budgets.
+func (p *Provider) Unsettle(ctx context.Context, name string) (bool, error) {
 	if b, ok := p.backend.(providers.Budgeted); ok {
 		return b.Unsettle(ctx, name)
 	}
-	return nil
+	return false, nil
 }
 
 // Budget returns the budget each new cluster gets from the kernel, and

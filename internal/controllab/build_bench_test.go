@@ -73,7 +73,7 @@ func benchmarkBuild(b *testing.B, burst bool, opts ...cluster.CreateOption) {
 	build := func(f controllab.Files) *controllab.Build {
 		b.Helper()
 		if burst {
-			if err := c.Provider.Unsettle(ctx, c.Name); err != nil {
+			if _, err := c.Provider.Unsettle(ctx, c.Name); err != nil {
 				b.Fatal(err)
 			}
 			defer func() {

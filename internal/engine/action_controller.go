@@ -112,6 +112,19 @@ func (e *Engine) runController(ctx context.Context, id string, r *lab.RunControl
 	if err != nil {
 		return err
 	}
+	if e.burstBuilds {
+		lifted, err := e.t.Provider.Unsettle(ctx, e.t.Cluster)
+		if err != nil {
+			return err
+		}
+		if lifted {
+			defer func() {
+				if err := e.t.Provider.Settle(context.WithoutCancel(ctx), e.t.Cluster); err != nil {
+					e.log.Warn("cap the cell again after a build", "cluster", e.t.Cluster, "err", err)
+				}
+			}()
+		}
+	}
 	b, err := e.buildAndRun(ctx, id, k, files, false)
 	if err != nil {
 		return fmt.Errorf("build %s: %w", module, err)

@@ -42,6 +42,7 @@ func TestLearnerControllerChecks(t *testing.T) {
 	e, _ := newEngine(t)
 	ctx := testContext(t, 25*time.Minute)
 	e.use(&lab.Lab{ID: "write-reconciler", Operator: lab.LearnerOperator})
+	e.burstBuilds = true // as the self-test does: each build uncapped
 	if err := e.installController(ctx, "write-reconciler"); err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,11 @@ type Engine struct {
 	// made from: it builds and runs a program of the learner's for them,
 	// as the server does when they press Build and run.
 	admin *Engine
+	// burstBuilds lifts the cell's CPU cap for each module runController
+	// builds (see cluster.Provider.Unsettle): the self-test builds one for
+	// every exercise, three times as long at a settled cell's half core.
+	// A learner's own builds are the session's to burst, or not.
+	burstBuilds bool
 }
 
 // RealContainersPace is how much longer actions and checks may take on a

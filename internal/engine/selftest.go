@@ -96,6 +96,8 @@ func SelfTest(ctx context.Context, l *lab.Lab, t Target, progress Progress) (*Se
 // Passed false; the error is for a setup that could not run.
 func (e *Engine) SelfTest(ctx context.Context, l *lab.Lab, progress Progress) (*SelfTestReport, error) {
 	e.use(l)
+	e.burstBuilds = true
+	defer func() { e.burstBuilds = false }()
 	start := time.Now()
 	rep := &SelfTestReport{Lab: l.ID}
 	if err := e.Setup(ctx, l, progress); err != nil {

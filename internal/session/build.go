@@ -111,12 +111,15 @@ func (m *Manager) burst(ctx context.Context, rec *store.Session) (release func()
 		return nil
 	}
 	p, err := m.providerOf(rec.Provider)
+	lifted := false
 	if err == nil {
-		err = p.Unsettle(ctx, rec.Cluster)
+		lifted, err = p.Unsettle(ctx, rec.Cluster)
 	}
-	if err != nil {
+	if err != nil || !lifted {
 		<-m.bursts
-		m.log.Debug("a build runs at its cell's cap", "session", rec.ID, "err", err)
+		if err != nil {
+			m.log.Debug("a build runs at its cell's cap", "session", rec.ID, "err", err)
+		}
 		return nil
 	}
 	return func() {

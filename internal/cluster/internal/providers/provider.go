@@ -201,9 +201,10 @@ type Budgeted interface {
 	// left unsettled longer than a start takes (its starter gone).
 	Settle(ctx context.Context, name string) error
 	// Unsettle lifts a cluster's CPU cap until Settle, for a burst of
-	// work its learner waits for (a build of their controller); Maintain
-	// settles it if Settle does not come within a few minutes.
-	Unsettle(ctx context.Context, name string) error
+	// work its learner waits for (a build of their controller), and says
+	// whether there was a cap to lift (none while a start's setup runs);
+	// Maintain settles it if Settle does not come within a few minutes.
+	Unsettle(ctx context.Context, name string) (bool, error)
 }
 
 // Usage is what a cluster takes of its budget. Zero limits are unknown.

@@ -332,19 +332,19 @@ func (p *Provider) Settle(ctx context.Context, name string) error {
 // Unsettle lets a settled cluster run without its CPU cap until Settle;
 // see providers.Budgeted. Maintain caps it again if Settle does not come
 // within settleAfter.
-func (p *Provider) Unsettle(ctx context.Context, name string) error {
+func (p *Provider) Unsettle(ctx context.Context, name string) (bool, error) {
 	st, dir, unlock, err := p.lockedState(name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer unlock()
 	g := st.Cell.group()
-	if g == nil {
-		return nil
+	if g == nil || st.Unsettled {
+		return false, nil
 	}
 	if err := g.SetCPU(0); err != nil {
-		return fmt.Errorf("lift the CPU cap of cluster %q: %w", name, err)
+		return false, fmt.Errorf("lift the CPU cap of cluster %q: %w", name, err)
 	}
 	st.Unsettled, st.UnsettledAt = true, time.Now()
-	return writeState(dir, st)
+	return true, writeState(dir, st)
 }
