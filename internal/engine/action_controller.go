@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -289,6 +290,22 @@ func (e *Engine) uninstallController(ctx context.Context, id string) error {
 		if err := e.deleteManifest(ctx, &lab.ApplyManifest{Manifest: m}); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
+	}
+	// The namespace and the CRD go after their contents: a lab installed
+	// next (another whose learner writes the controller, on the same
+	// cluster) could not make its own in them while they are terminating.
+	pl, err := controllab.LabPlace(id)
+	if err != nil {
+		return err
+	}
+	crd := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	err = wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+		_, nsErr := e.cs.CoreV1().Namespaces().Get(ctx, pl.Namespace, metav1.GetOptions{})
+		_, crdErr := e.dyn.Resource(crd).Get(ctx, webAppGVR.GroupResource().String(), metav1.GetOptions{})
+		return apierrors.IsNotFound(nsErr) && apierrors.IsNotFound(crdErr), nil
+	})
+	if err != nil {
+		return fmt.Errorf("wait for namespace %s and the WebApp CRD to be gone: %w", pl.Namespace, err)
 	}
 	return nil
 }

@@ -592,6 +592,14 @@ func (pr *probe) idempotent(ctx context.Context, window time.Duration) (bool, st
 	if err != nil {
 		return false, fmt.Sprintf("list WebApp %s's children: %v", pr.name, err)
 	}
+	// Converged, each child is there: one gone again is being made anew
+	// (deleted and created on every pass), which a window that never
+	// sees it cannot catch.
+	for _, kind := range []string{"ConfigMap", "Deployment", "Service"} {
+		if _, ok := before[kind+" "+pr.name]; !ok {
+			return false, fmt.Sprintf("WebApp %s's %s %s matched its spec, then was gone with nothing changed: is it deleted and made again on every pass?", pr.name, kind, pr.name)
+		}
+	}
 	// A label change brings the controller a pass with nothing to do.
 	patch := fmt.Appendf(nil, `{"metadata":{"labels":{"oplab.dev/poke":"%d"}}}`, time.Now().UnixNano())
 	if _, err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager}); err != nil {
