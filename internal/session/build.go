@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"oplab.dev/oplab/internal/controllab"
+	"oplab.dev/oplab/internal/engine"
 	"oplab.dev/oplab/internal/jsonconv"
 	"oplab.dev/oplab/internal/store"
 )
@@ -52,18 +53,11 @@ func (m *Manager) Build(ctx context.Context, id string, files controllab.Files, 
 	if err := files.Check(); err != nil {
 		return nil, err
 	}
-	s, unlock, err := m.open(ctx, id, progress)
+	s, e, unlock, err := m.openModule(ctx, id, progress)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := hasModule(s); err != nil {
-		return nil, err
-	}
-	e, err := m.engine(&s.rec)
-	if err != nil {
-		return nil, err
-	}
 	if release := m.burst(ctx, &s.rec); release != nil {
 		defer release()
 	}
@@ -133,17 +127,29 @@ func (m *Manager) burst(ctx context.Context, rec *store.Session) (release func()
 // Module returns the learner's module in session id: what they last
 // built, or the lab's scaffold before their first build.
 func (m *Manager) Module(ctx context.Context, id string) (controllab.Files, error) {
-	s, unlock, err := m.open(ctx, id, nil)
+	s, e, unlock, err := m.openModule(ctx, id, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	return e.Module(ctx, s.lab)
+}
+
+// openModule opens session id, whose lab must have a module of the
+// learner's, and its engine; unlock ends the session's turn.
+func (m *Manager) openModule(ctx context.Context, id string, progress Progress) (*live, *engine.Engine, func(), error) {
+	s, unlock, err := m.open(ctx, id, progress)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if err := hasModule(s); err != nil {
-		return nil, err
+		unlock()
+		return nil, nil, nil, err
 	}
 	e, err := m.engine(&s.rec)
 	if err != nil {
-		return nil, err
+		unlock()
+		return nil, nil, nil, err
 	}
-	return e.Module(ctx, s.lab)
+	return s, e, unlock, nil
 }
