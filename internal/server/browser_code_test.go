@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"oplab.dev/oplab/internal/browsertest"
 	"oplab.dev/oplab/web"
 )
 
@@ -41,17 +41,8 @@ func TestBrowserCodePanel(t *testing.T) {
 	cfg.Learning = codeLearning{lab}
 	ts, s := serveFake(t, cfg)
 
-	var (
-		mu   sync.Mutex
-		errs []string
-	)
-	ctx := browser(t, func(ev any) {
-		if e := consoleErrors(ev); len(e) > 0 {
-			mu.Lock()
-			errs = append(errs, e...)
-			mu.Unlock()
-		}
-	})
+	var pageErrs browsertest.Errors
+	ctx := browser(t, pageErrs.Listen)
 	sh := newShots(t, "code")
 	eval := func(js string, v any) {
 		t.Helper()
@@ -223,9 +214,7 @@ func TestBrowserCodePanel(t *testing.T) {
 			`document.querySelector('#editor').selectionEnd === 'kind: Pod\nmetadata:\n  bad: field'.length`),
 		sh.take("yaml-error"))
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(errs) > 0 {
+	if errs := pageErrs.List(); len(errs) > 0 {
 		t.Errorf("the page reported errors: %q", errs)
 	}
 }

@@ -48,17 +48,8 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 	cfg.Learning = lab
 	ts, s := serveFake(t, cfg)
 
-	var (
-		mu   sync.Mutex
-		errs []string
-	)
-	ctx := browser(t, func(ev any) {
-		if e := consoleErrors(ev); len(e) > 0 {
-			mu.Lock()
-			errs = append(errs, e...)
-			mu.Unlock()
-		}
-	})
+	var pageErrs browsertest.Errors
+	ctx := browser(t, pageErrs.Listen)
 	sh := newShots(t, "browser")
 
 	sh.step(t, ctx, "sign in and see the catalogue",
@@ -205,9 +196,7 @@ func TestBrowserPlaysTheLab(t *testing.T) {
 		chromedp.Navigate(ts.URL+"/"),
 		chromedp.WaitVisible(`html[lang="ko"] #labs`),
 		textContains("#labs", "페일오버"))
-	mu.Lock()
-	defer mu.Unlock()
-	if len(errs) > 0 {
+	if errs := pageErrs.List(); len(errs) > 0 {
 		t.Errorf("the page logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 }
