@@ -71,6 +71,10 @@ type Config struct {
 	CheckTimeout time.Duration
 	// Admission says when the machine has room for one more cluster.
 	Admission Admission
+	// BuildBursts is how many learners' builds of their controller may run
+	// beyond their cell's CPU cap at once (session.Options.BuildBursts):
+	// session.DefaultBuildBursts when zero, none when negative.
+	BuildBursts int
 	// Budget is each new cluster's share of the machine (package budget):
 	// its cell's memory ceiling, task bound and etcd quota; fields left
 	// zero take the provider's defaults. See ParseBudget.
@@ -135,6 +139,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		formats: keyrate.New(FormatPerSecond, FormatBurst, 1024)}
 	m, err := session.New(session.Options{
 		Store: st, Provider: p, ProviderNamed: a.providerNamed, Course: crs, BinDir: c.BinDir, CheckTimeout: c.CheckTimeout, Logger: c.Logger,
+		BuildBursts: c.BuildBursts,
 		// Two oplab processes (a server and a command in a terminal, or
 		// two terminals) take turns on a session.
 		LockDir: filepath.Join(c.DataDir, "locks"),

@@ -14,13 +14,14 @@ import (
 
 func newServeCmd(g *globals) *cobra.Command {
 	var (
-		addr   string
-		hosts  []string
-		expire session.ExpireOptions
-		sleep  session.SleepOptions
-		warm   app.PoolOptions
-		admit  app.Admission
-		limits app.ConsoleLimits
+		addr        string
+		hosts       []string
+		expire      session.ExpireOptions
+		sleep       session.SleepOptions
+		warm        app.PoolOptions
+		admit       app.Admission
+		buildBursts int
+		limits      app.ConsoleLimits
 		// insecure serves strangers even where their clusters cannot be
 		// contained.
 		insecure bool
@@ -62,7 +63,10 @@ a Secret), so that any replica accepts a cookie another signed.`,
 				}
 			}
 			c := g.appConfig()
-			c.Admission = admit
+			c.Admission, c.BuildBursts = admit, buildBursts
+			if buildBursts <= 0 {
+				c.BuildBursts = -1 // none; zero would be the default
+			}
 			if c.Budget, err = app.ParseBudget(cellMemory, cellTasks, etcdQuota, cellCPU); err != nil {
 				return err
 			}
@@ -123,6 +127,7 @@ a Secret), so that any replica accepts a cookie another signed.`,
 	cmd.Flags().DurationVar(&sleep.Stop, "sleep-stop-after", session.DefaultSleepStopAfter, "when nobody has looked at a session for this long, stop its cluster and give its memory back, keeping it on disk; it starts again at its learner's next request, in a few seconds (0: never)")
 	cmd.Flags().StringToIntVar(&warm.Sizes, "warm", nil, "keep this many sessions of a lab started ahead, so that a learner's Start takes one at once: --warm failover=3,rbac=1")
 	cmd.Flags().IntVar(&admit.MaxClusters, "max-clusters", 0, "start no cluster, a learner's or a warm one, while this many are live or starting (0: no cap); below the cap a start waits in a queue until the machine's measured free memory and CPU have room for one more")
+	cmd.Flags().IntVar(&buildBursts, "build-bursts", session.DefaultBuildBursts, "learners' builds of their own controller that may run beyond their cluster's CPU share at once, the others at the share, only slower (0 or less: none)")
 	cmd.Flags().IntVar(&limits.Commands, "console-commands", app.DefaultConsoleCommands, "console commands one learner may run at once; one more is refused until one ends")
 	cmd.Flags().IntVar(&limits.Follows, "console-follows", app.DefaultConsoleFollows, "of those, commands that keep running (get -w, logs -f, rollout status, wait) one learner may have open at once")
 	cmd.Flags().StringVar(&publicURL, "public-url", "", "the address learners reach the server by when a proxy stands in front of it, such as https://lab.school.example: its host is answered, the sign-in links name it, and when it is https the cookies are Secure (the only way oplab is served over https)")
