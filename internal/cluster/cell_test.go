@@ -222,9 +222,7 @@ func tryClusterLogs(ctx context.Context, t *testing.T, c *clustertest.Cluster, c
 		t.Fatal(err)
 	}
 	ns := "escape-logs"
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	c.Namespace(t, ns)
 	var out []string
 	for i, file := range []string{can.File, can.Kubeconfig, can.TmpFile} {
 		name := fmt.Sprintf("reader-%d", i)

@@ -26,9 +26,7 @@ func TestPodsRoom(t *testing.T) {
 	host := clustertest.New(t)
 	ctx := t.Context()
 	const ns = "cells"
-	if _, err := host.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	host.Namespace(t, ns)
 	p, err := cluster.NewProvider(cluster.ProviderWithPods(cluster.PodsOptions{
 		Config: host.Config, Namespace: ns, Image: cluster.DefaultPodsImage, DataDir: t.TempDir(),
 	}))

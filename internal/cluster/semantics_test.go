@@ -47,13 +47,7 @@ func TestSemantics(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			ns := strings.ToLower(tt.name)
-			if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			waitFor(t, ctx, "default ServiceAccount in "+ns, func(ctx context.Context) (bool, error) {
-				_, err := c.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-				return err == nil, nil
-			})
+			c.Namespace(t, ns)
 			tt.fn(t, ctx, c.Client, ns, c.Config)
 		})
 	}

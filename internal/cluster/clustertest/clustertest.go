@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -146,6 +149,25 @@ func create(t testing.TB, p *cluster.Provider, dataDir, name string, timeout tim
 		t.Fatal(err)
 	}
 	return &Cluster{Provider: p, Name: name, Kubeconfig: kc, Config: cfg, Client: cs, DataDir: dataDir}
+}
+
+// Namespace makes namespace name in the cluster and waits for its default
+// ServiceAccount: until the ServiceAccount controller has made it, the
+// API server refuses pods in the namespace, and on a loaded machine that
+// takes a moment.
+func (c *Cluster) Namespace(t testing.TB, name string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := c.Client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("namespace %s: its default ServiceAccount never came: %v", name, err)
+	}
 }
 
 // UniqueName returns prefix with a random suffix, a valid cluster name.

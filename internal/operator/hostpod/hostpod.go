@@ -6,8 +6,10 @@
 // instead, and hostpod keeps that process in step with the pod, as a kubelet
 // keeps a container: it runs while a Running pod matches the selector, is
 // stopped when the pod goes (kubectl scale --replicas=0), restarted as a new
-// process when the pod is replaced (kubectl delete pod, rollout restart) and
-// restarted with a capped backoff when it exits. The program's output is
+// process when the pod is replaced (kubectl delete pod, rollout restart),
+// killed at once when its pod is deleted with no grace period (kubectl
+// delete --force --grace-period=0: a crash) and restarted with a capped
+// backoff when it exits. The program's output is
 // written in the CRI log format to the file KWOK serves as the pod's log; the
 // previous run's log is kept for kubectl logs --previous. RefreshTokens keeps
 // the program's ServiceAccount token fresh, as a kubelet keeps a projected
@@ -93,10 +95,11 @@ func Run(ctx context.Context, o Options) error {
 		default:
 		}
 	}
+	deleted := &graces{}
 	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
+		AddFunc:    func(obj any) { deleted.seen(obj, false); poke() },
+		UpdateFunc: func(_, obj any) { deleted.seen(obj, false); poke() },
+		DeleteFunc: func(obj any) { deleted.seen(obj, true); poke() },
 	}); err != nil {
 		return err
 	}
@@ -119,8 +122,15 @@ func Run(ctx context.Context, o Options) error {
 		}
 		want := runningPod(pods)
 		if s.child != nil && s.child.pod != want {
-			o.Logger.Info("pod gone or replaced: stopping the program", "pod", s.child.pod, "now", want)
-			s.stopAfter(0)
+			grace, known := deleted.of(s.child.pod)
+			switch {
+			case known && grace == 0:
+				o.Logger.Info("pod deleted with no grace period: killing the program", "pod", s.child.pod, "now", want)
+				s.kill()
+			default:
+				o.Logger.Info("pod gone or replaced: stopping the program", "pod", s.child.pod, "now", want)
+				s.stopAfter(0)
+			}
 		}
 		if s.child == nil && want != "" && !time.Now().Before(s.notBefore) {
 			if err := s.start(want); err != nil {
@@ -165,6 +175,58 @@ func runningPod(pods []*corev1.Pod) string {
 		}
 		return 1
 	}).Name
+}
+
+// graces remembers, for each pod whose deletion hostpod saw, the grace
+// period it was first deleted with, as a kubelet honours it: 0 for a pod
+// deleted at once (kubectl delete --force --grace-period=0), whose
+// program is killed without a SIGTERM, as a crash would end it. The
+// first deletion seen counts: a kubelet's (here KWOK's) last delete of a
+// pod whose grace has run out has a period of 0 too.
+type graces struct {
+	mu sync.Mutex
+	by map[string]int64
+}
+
+// seen records the grace period of pod obj when it is being deleted, or
+// was (gone: a delete event; the object then is its last state, with no
+// deletion timestamp when it was deleted at once).
+func (g *graces) seen(obj any, gone bool) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok { // cache.DeletedFinalStateUnknown: how it went is not known
+		return
+	}
+	var grace int64
+	switch {
+	case p.DeletionTimestamp != nil && p.DeletionGracePeriodSeconds != nil:
+		grace = *p.DeletionGracePeriodSeconds
+	case p.DeletionTimestamp != nil:
+		grace = 30 // the API server's default
+	case !gone:
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.by == nil || len(g.by) >= maxGraces {
+		g.by = map[string]int64{} // pods never played, forgotten
+	}
+	if _, ok := g.by[p.Name]; !ok {
+		g.by[p.Name] = grace
+	}
+}
+
+// maxGraces bounds what graces remembers of pods whose program it never
+// asks about (deleted while Pending, or replaced before they ran).
+const maxGraces = 64
+
+// of returns the grace period pod was first deleted with, and forgets it:
+// it is asked once, when the pod's program stops.
+func (g *graces) of(pod string) (int64, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	grace, ok := g.by[pod]
+	delete(g.by, pod)
+	return grace, ok
 }
 
 // supervisor owns at most one run of the program.
@@ -254,6 +316,22 @@ func (s *supervisor) reap() {
 func (s *supervisor) failed() {
 	s.backoff = min(max(s.backoff*2, minBackoff), maxBackoff)
 	s.notBefore = time.Now().Add(s.backoff)
+}
+
+// kill ends the running program at once with SIGKILL. It starts again
+// without delay, as after stopAfter: its pod was deleted, and the next
+// pod's program is a new one.
+func (s *supervisor) kill() {
+	c := s.child
+	if c == nil {
+		return
+	}
+	_ = c.cmd.Process.Kill()
+	<-c.done
+	c.log.Close()
+	s.child = nil
+	s.backoff = 0
+	s.notBefore = time.Time{}
 }
 
 // stopAfter ends the running program: after wait (for it to exit by

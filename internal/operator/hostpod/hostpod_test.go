@@ -94,7 +94,26 @@ func (h *harness) create(p *corev1.Pod) {
 	}
 }
 
+// delete deletes pod name as the API server does with a grace period: it
+// is marked first (the fake clientset would delete it at once), then
+// deleted when the grace is over, as the kubelet does.
 func (h *harness) delete(name string) {
+	h.t.Helper()
+	p, err := h.cs.CoreV1().Pods("ns").Get(h.t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	now, grace := metav1.Now(), int64(30)
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = &now, &grace
+	if _, err := h.cs.CoreV1().Pods("ns").Update(h.t.Context(), p, metav1.UpdateOptions{}); err != nil {
+		h.t.Fatal(err)
+	}
+	h.forceDelete(name)
+}
+
+// forceDelete deletes pod name at once, as kubectl delete --force
+// --grace-period=0 does: it is gone with no deletion seen before.
+func (h *harness) forceDelete(name string) {
 	h.t.Helper()
 	if err := h.cs.CoreV1().Pods("ns").Delete(h.t.Context(), name, metav1.DeleteOptions{}); err != nil {
 		h.t.Fatal(err)
@@ -153,4 +172,21 @@ func TestRunRestartsAnExitedProgram(t *testing.T) {
 	// container; the first run's log becomes the previous one.
 	h.waitFile(h.prev, string(first[:strings.Index(string(first), "\n")]), true)
 	h.waitFile(h.log, "stdout F run", true)
+}
+
+func TestRunKillsForAPodDeletedAtOnce(t *testing.T) {
+	t.Parallel()
+	h := start(t, serve)
+	now := time.Now()
+	h.create(pod("op-1", corev1.PodRunning, now, false))
+	h.waitFile(h.log, "stdout F started pod=op-1", true)
+	// Deleted with no grace period, the program is killed, as a crash
+	// ends it: no SIGTERM it could finish its work on.
+	h.forceDelete("op-1")
+	h.create(pod("op-2", corev1.PodRunning, now.Add(time.Second), false))
+	h.waitFile(h.log, "stdout F started pod=op-2", true)
+	h.waitFile(h.prev, "stderr F hostpod: /bin/sh exited: signal: killed", true)
+	if b, _ := os.ReadFile(h.prev); strings.Contains(string(b), "stopping") {
+		t.Errorf("the program of a pod deleted at once was asked to stop, not killed:\n%s", b)
+	}
 }

@@ -209,6 +209,28 @@ func TestInstallHostProcess(t *testing.T) {
 		if err != nil {
 			t.Fatalf("operator not restarted for the pod replacing %s; log:\n%s", old, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
 		}
+		// A pod deleted with no grace period (kubectl delete --force
+		// --grace-period=0) has its process killed, as a crash would
+		// end it: its log, now the previous one, ends with the kill.
+		pods, err = c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
+		if err != nil || len(pods.Items) != 1 {
+			t.Fatalf("operator pods: %v, %d, want 1", err, len(pods.Items))
+		}
+		old = pods.Items[0].Name
+		now := int64(0)
+		if err := c.Client.CoreV1().Pods(Namespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: &now}); err != nil {
+			t.Fatal(err)
+		}
+		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			b, _ := os.ReadFile(res.Host.LogPath)
+			return strings.Contains(string(b), "pod=oplab-system/pg-operator-") && !strings.Contains(string(b), old) && probe(res.Host.HealthAddr), nil
+		})
+		if err != nil {
+			t.Fatalf("operator not restarted for the pod replacing %s, deleted at once; log:\n%s", old, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
+		}
+		if b, err := os.ReadFile(res.Host.PreviousLogPath); err != nil || !strings.Contains(string(b), old) || !strings.Contains(string(b), "exited: signal: killed") {
+			t.Errorf("the log of the run for pod %s, deleted at once: %v, want it to end with the kill:\n%s", old, err, tail(5, res.Host.PreviousLogPath))
+		}
 	})
 
 	t.Run("upgrade", func(t *testing.T) {
@@ -237,10 +259,17 @@ func TestInstallHostProcess(t *testing.T) {
 		// The process was restarted; the old run's log was kept as the
 		// previous one. The host process never elects a leader, whatever the
 		// chart says, so the runs are told apart by their metrics address,
-		// a free port picked at each start.
+		// a free port picked at each start. The previous log is the first
+		// install's, or, when its host process followed the rolled-out pod
+		// just before it was stopped, the few lines of that last short run:
+		// in neither is the new address, and the new log has none of the
+		// old runs' lines.
 		waitLog(ctx, t, res2.Host.LogPath, "--metrics-bind-address="+res2.Host.MetricsAddr)
-		if b, err := os.ReadFile(res2.Host.PreviousLogPath); err != nil || !strings.Contains(string(b), "--metrics-bind-address="+res.Host.MetricsAddr) {
-			t.Errorf("previous log: %v, want the first run's log (metrics on %s)", err, res.Host.MetricsAddr)
+		if b, err := os.ReadFile(res2.Host.PreviousLogPath); err != nil || len(b) == 0 || strings.Contains(string(b), "--metrics-bind-address="+res2.Host.MetricsAddr) {
+			t.Errorf("previous log: %v, %q, want a first install's run (metrics on %s), not the upgrade's (%s)", err, abbrev(string(b)), res.Host.MetricsAddr, res2.Host.MetricsAddr)
+		}
+		if b, _ := os.ReadFile(res2.Host.LogPath); strings.Contains(string(b), "--metrics-bind-address="+res.Host.MetricsAddr) {
+			t.Errorf("the upgrade's log %s holds the first install's run (metrics on %s): it was not rotated", res2.Host.LogPath, res.Host.MetricsAddr)
 		}
 		if probe(res.Host.HealthAddr) {
 			t.Errorf("the first run still answers on %s after the upgrade", res.Host.HealthAddr)
