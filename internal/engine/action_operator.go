@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -80,6 +81,39 @@ func (e *Engine) stopOperator(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("wait for the operator's pod to be gone: %w", err)
+	}
+	return nil
+}
+
+// crashOperator kills the operator's running program at once, as a crash
+// would: its pods are deleted with no grace period, so on the embedded
+// provider hostpod kills the program without a SIGTERM it could finish its
+// work on (see package hostpod). The Deployment's next pod runs a new
+// program; crashOperator does not wait for it.
+func (e *Engine) crashOperator(ctx context.Context) error {
+	op := e.operator()
+	d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("read deployment %s/%s: %w", op.Namespace, op.Deployment, err)
+	}
+	pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return fmt.Errorf("list the pods of deployment %s/%s: %w", op.Namespace, op.Deployment, err)
+	}
+	now := int64(0)
+	killed := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		err := e.cs.CoreV1().Pods(op.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &now})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("kill pod %s/%s: %w", op.Namespace, p.Name, err)
+		}
+		killed++
+	}
+	if killed == 0 {
+		return fmt.Errorf("kill the operator: deployment %s/%s has no running pod", op.Namespace, op.Deployment)
 	}
 	return nil
 }

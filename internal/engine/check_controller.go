@@ -16,10 +16,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"oplab.dev/oplab/internal/lab"
@@ -504,13 +506,25 @@ func (pr *probe) repaired(ctx context.Context) (bool, string) {
 	return true, fmt.Sprintf("WebApp %s's deleted Service and ConfigMap and its scaled Deployment were put right in %s, and again in %s", pr.name, tenths(took[0]), tenths(took[1]))
 }
 
-// levelTriggered: with the controller stopped, the spec changes and
-// children are deleted and changed; once it starts, all is put right.
+// levelTriggered: the controller is killed in the middle of the pass that
+// answers a change of the spec; once it is back, all is put right. Then,
+// with the controller stopped, the spec changes again and children are
+// deleted and changed; once it starts, all is put right. Neither answer
+// can come from the event that was missed: only from the state.
 func (pr *probe) levelTriggered(ctx context.Context) (bool, string) {
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
 	}
+	pr.settle(ctx)
 	e := pr.e
+	killed, err := pr.killMidPass(ctx, specB)
+	if err != nil {
+		return false, err.Error()
+	}
+	crashed, why, ok := pr.waitFor(ctx, pr.matches)
+	if !ok {
+		return false, fmt.Sprintf("the controller was killed in the pass that answered a change of WebApp %s's spec (%s); within %s of the kill: %s", pr.name, killed, pr.within, why)
+	}
 	if err := e.stopOperator(ctx); err != nil {
 		return false, fmt.Sprintf("stop the controller: %v", err)
 	}
@@ -523,7 +537,7 @@ func (pr *probe) levelTriggered(ctx context.Context) (bool, string) {
 	if err := pr.breakChildren(ctx); err != nil {
 		return false, err.Error()
 	}
-	if err := pr.setSpec(ctx, specB); err != nil {
+	if err := pr.setSpec(ctx, specA); err != nil {
 		return false, err.Error()
 	}
 	if err := e.startOperator(ctx); err != nil {
@@ -534,7 +548,119 @@ func (pr *probe) levelTriggered(ctx context.Context) (bool, string) {
 	if !ok {
 		return false, fmt.Sprintf("while the controller was stopped, WebApp %s's spec changed and its children were deleted and scaled; within %s of its start: %s", pr.name, pr.within, why)
 	}
-	return true, fmt.Sprintf("what changed while the controller was stopped (WebApp %s's spec, its deleted and scaled children) was put right %s after it started", pr.name, tenths(took))
+	return true, fmt.Sprintf("killed in the pass that answered a change of WebApp %s's spec (%s), the controller put it right %s after the kill; what changed while it was stopped (the spec again, its deleted and scaled children) it put right %s after it started",
+		pr.name, killed, tenths(crashed), tenths(took))
+}
+
+// killMidPass changes the probe's spec to s and kills the controller
+// (crashOperator) at the first write to a child that answers it. It says
+// what the pass had written by then.
+func (pr *probe) killMidPass(ctx context.Context, s webAppSpec) (string, error) {
+	cs := pr.e.cs
+	byName := metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", pr.name).String()}
+	from := func(rv string) metav1.ListOptions { o := byName; o.ResourceVersion = rv; return o }
+	// Each watch starts where its list ended: the events are writes that
+	// come after it, not the children as they are.
+	// The ConfigMaps all: the registry's entry, which the reference
+	// solution writes first, is a write of the pass too.
+	cms, err := cs.CoreV1().ConfigMaps(pr.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", fmt.Errorf("list the ConfigMaps of %s: %w", pr.ns, err)
+	}
+	deps, err := cs.AppsV1().Deployments(pr.ns).List(ctx, byName)
+	if err != nil {
+		return "", fmt.Errorf("list WebApp %s's Deployment: %w", pr.name, err)
+	}
+	svcs, err := cs.CoreV1().Services(pr.ns).List(ctx, byName)
+	if err != nil {
+		return "", fmt.Errorf("list WebApp %s's Service: %w", pr.name, err)
+	}
+	generation := int64(0)
+	for _, d := range deps.Items {
+		generation = d.Generation
+	}
+	wctx, cancel := context.WithTimeout(ctx, pr.within)
+	defer cancel()
+	cmw, err := cs.CoreV1().ConfigMaps(pr.ns).Watch(wctx, metav1.ListOptions{ResourceVersion: cms.ResourceVersion})
+	if err != nil {
+		return "", fmt.Errorf("watch the ConfigMaps of %s: %w", pr.ns, err)
+	}
+	defer cmw.Stop()
+	depw, err := cs.AppsV1().Deployments(pr.ns).Watch(wctx, from(deps.ResourceVersion))
+	if err != nil {
+		return "", fmt.Errorf("watch WebApp %s's Deployment: %w", pr.name, err)
+	}
+	defer depw.Stop()
+	svcw, err := cs.CoreV1().Services(pr.ns).Watch(wctx, from(svcs.ResourceVersion))
+	if err != nil {
+		return "", fmt.Errorf("watch WebApp %s's Service: %w", pr.name, err)
+	}
+	defer svcw.Stop()
+
+	if err := pr.setSpec(ctx, s); err != nil {
+		return "", err
+	}
+	changed := time.Now()
+	var first string
+	for first == "" {
+		var (
+			ev   watch.Event
+			open bool
+			kind string
+		)
+		select {
+		case <-wctx.Done():
+			return "", fmt.Errorf("WebApp %s's spec changed, and none of its children was written within %s", pr.name, pr.within)
+		case ev, open = <-cmw.ResultChan():
+			kind = "ConfigMap"
+		case ev, open = <-svcw.ResultChan():
+			kind = "Service"
+		case ev, open = <-depw.ResultChan():
+			kind = "Deployment"
+		}
+		switch {
+		case !open:
+			return "", fmt.Errorf("the watch of WebApp %s's %s ended", pr.name, kind)
+		case ev.Type == watch.Error:
+			return "", fmt.Errorf("the watch of WebApp %s's %s failed: %v", pr.name, kind, apierrors.FromObject(ev.Object))
+		case kind == "ConfigMap":
+			cm, ok := ev.Object.(*corev1.ConfigMap)
+			switch {
+			case !ok:
+			case cm.Name == pr.name:
+				first = kind
+			case cm.Name == webAppRegistry && cm.Data[pr.name] == s.Image:
+				first = "registry entry"
+			}
+		case kind == "Service":
+			first = kind
+		default:
+			// Its status moves with its pods: only a new generation is
+			// the controller's write.
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && d.Generation > generation {
+				first = kind
+			}
+		}
+	}
+	if err := pr.e.crashOperator(ctx); err != nil {
+		return "", fmt.Errorf("kill the controller: %w", err)
+	}
+	after := time.Since(changed)
+	// What the pass had written when the kill landed.
+	var todo []string
+	if cm, err := cs.CoreV1().ConfigMaps(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err != nil || cm.Data[webAppContentKey] != s.Content {
+		todo = append(todo, "ConfigMap")
+	}
+	if d, err := cs.AppsV1().Deployments(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err != nil || d.Spec.Replicas == nil || *d.Spec.Replicas != s.Replicas || !serves(d, s) {
+		todo = append(todo, "Deployment")
+	}
+	if svc, err := cs.CoreV1().Services(pr.ns).Get(ctx, pr.name, metav1.GetOptions{}); err != nil || !hasPort(svc, s.Port) {
+		todo = append(todo, "Service")
+	}
+	if len(todo) == 0 {
+		return fmt.Sprintf("killed %s after the change, at its write of the %s: it had written every child by then", after.Round(time.Millisecond), first), nil
+	}
+	return fmt.Sprintf("killed %s after the change, at its write of the %s, with %s still to write", after.Round(time.Millisecond), first, strings.Join(todo, " and ")), nil
 }
 
 // childState is what a write to a child changes: its identity, and the

@@ -35,7 +35,7 @@ func controllerCheckSpecs() []KindSpec {
 		newSpec[ChildrenMatchSpec]("childrenMatchSpec", "a new WebApp gets its ConfigMap, Deployment and Service as its spec says, written by the controller, and they follow a change of the spec", 2*time.Minute, 1),
 		newSpec[ChildrenOwned]("childrenOwned", "a WebApp's children name it their controlling owner, so that deleting it collects them", 2*time.Minute, 1),
 		newSpec[ChildrenRepaired]("childrenRepaired", "a child deleted or changed by hand while the controller runs is put right at once, not on a timer", 2*time.Minute, 1),
-		newSpec[LevelTriggered]("levelTriggered", "children and a spec changed while the controller is stopped are put right when it starts", 3*time.Minute, 1),
+		newSpec[LevelTriggered]("levelTriggered", "a pass cut short by a kill, and children and a spec changed while the controller is stopped, are put right when it is back", 3*time.Minute, 1),
 		newSpec[Idempotent]("idempotent", "once a WebApp has converged, a window of passes writes nothing: its children keep their identity and resourceVersions", 2*time.Minute, 1),
 		newSpec[StatusTruthful]("statusTruthful", "status.observedGeneration and the Ready condition follow the spec and say what the Deployment has", 2*time.Minute, 1),
 		newSpec[FinalizerRuns]("finalizerRuns", "a deleted WebApp is taken out of the registry and its finalizer removed, so that it goes", 2*time.Minute, 1),
