@@ -123,6 +123,9 @@ func (b Builder) Build(ctx context.Context, files Files) (*Build, error) {
 			return nil, fmt.Errorf("the warm build cache: %w", err)
 		}
 	}
+	if err := b.Kit.Preload(); err != nil {
+		return nil, err
+	}
 	bin := filepath.Join(ws, binDir, Program)
 	path, args, err := b.Cells.Confine(ctx, b.Cluster, cluster.Sandbox{
 		ReadOnly: []string{b.Kit.Dir, filepath.Join(ws, srcDir)},
