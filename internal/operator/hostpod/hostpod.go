@@ -328,10 +328,7 @@ func (s *supervisor) kill() {
 	}
 	_ = c.cmd.Process.Kill()
 	<-c.done
-	c.log.Close()
-	s.child = nil
-	s.backoff = 0
-	s.notBefore = time.Time{}
+	s.stopped()
 }
 
 // stopAfter ends the running program: after wait (for it to exit by
@@ -353,7 +350,12 @@ func (s *supervisor) stopAfter(wait time.Duration) {
 			<-c.done
 		}
 	}
-	c.log.Close()
+	s.stopped()
+}
+
+// stopped forgets the child stopped on purpose: the next may start at once.
+func (s *supervisor) stopped() {
+	s.child.log.Close()
 	s.child = nil
 	s.backoff = 0
 	s.notBefore = time.Time{}

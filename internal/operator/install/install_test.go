@@ -193,41 +193,34 @@ func TestInstallHostProcess(t *testing.T) {
 		waitProbe(false)
 		scale(1)
 		waitProbe(true)
+		// replace deletes the operator's pod with grace (nil: the pod's
+		// own) and waits for the process of the pod replacing it.
+		replace := func(grace *int64) (old string) {
+			t.Helper()
+			pods, err := c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
+			if err != nil || len(pods.Items) != 1 {
+				t.Fatalf("operator pods: %v, %d, want 1", err, len(pods.Items))
+			}
+			old = pods.Items[0].Name
+			if err := c.Client.CoreV1().Pods(Namespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: grace}); err != nil {
+				t.Fatal(err)
+			}
+			err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+				b, _ := os.ReadFile(res.Host.LogPath)
+				return strings.Contains(string(b), "pod=oplab-system/pg-operator-") && !strings.Contains(string(b), old) && probe(res.Host.HealthAddr), nil
+			})
+			if err != nil {
+				t.Fatalf("operator not restarted for the pod replacing %s; log:\n%s", old, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
+			}
+			return old
+		}
 		// A deleted pod is replaced, and the process with it.
-		pods, err := c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
-		if err != nil || len(pods.Items) != 1 {
-			t.Fatalf("operator pods: %v, %d, want 1", err, len(pods.Items))
-		}
-		old := pods.Items[0].Name
-		if err := c.Client.CoreV1().Pods(Namespace).Delete(ctx, old, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			b, _ := os.ReadFile(res.Host.LogPath)
-			return strings.Contains(string(b), "pod=oplab-system/pg-operator-") && !strings.Contains(string(b), old) && probe(res.Host.HealthAddr), nil
-		})
-		if err != nil {
-			t.Fatalf("operator not restarted for the pod replacing %s; log:\n%s", old, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
-		}
+		replace(nil)
 		// A pod deleted with no grace period (kubectl delete --force
 		// --grace-period=0) has its process killed, as a crash would
 		// end it: its log, now the previous one, ends with the kill.
-		pods, err = c.Client.CoreV1().Pods(Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=pg-operator"})
-		if err != nil || len(pods.Items) != 1 {
-			t.Fatalf("operator pods: %v, %d, want 1", err, len(pods.Items))
-		}
-		old = pods.Items[0].Name
 		now := int64(0)
-		if err := c.Client.CoreV1().Pods(Namespace).Delete(ctx, old, metav1.DeleteOptions{GracePeriodSeconds: &now}); err != nil {
-			t.Fatal(err)
-		}
-		err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-			b, _ := os.ReadFile(res.Host.LogPath)
-			return strings.Contains(string(b), "pod=oplab-system/pg-operator-") && !strings.Contains(string(b), old) && probe(res.Host.HealthAddr), nil
-		})
-		if err != nil {
-			t.Fatalf("operator not restarted for the pod replacing %s, deleted at once; log:\n%s", old, tail(20, res.Host.LogPath, filepath.Join(host.Dir, "hostpod.log")))
-		}
+		old := replace(&now)
 		if b, err := os.ReadFile(res.Host.PreviousLogPath); err != nil || !strings.Contains(string(b), old) || !strings.Contains(string(b), "exited: signal: killed") {
 			t.Errorf("the log of the run for pod %s, deleted at once: %v, want it to end with the kill:\n%s", old, err, tail(5, res.Host.PreviousLogPath))
 		}
