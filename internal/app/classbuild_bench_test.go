@@ -152,11 +152,6 @@ func BenchmarkClassBuild(b *testing.B) {
 // unit-p99.
 func seconds(b *testing.B, all []time.Duration, unit string) {
 	b.Helper()
-	slices.Sort(all)
-	q := func(p float64) float64 {
-		i := int(p*float64(len(all))+0.999999) - 1
-		return all[max(i, 0)].Seconds()
-	}
-	b.ReportMetric(q(0.5), unit+"-p50")
-	b.ReportMetric(q(0.99), unit+"-p99")
+	b.ReportMetric(percentile(all, 0.5).Seconds(), unit+"-p50")
+	b.ReportMetric(percentile(all, 0.99).Seconds(), unit+"-p99")
 }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -96,11 +95,7 @@ func reportQuantiles(b *testing.B, all []time.Duration, unit string) {
 	if len(all) == 0 {
 		return
 	}
-	slices.Sort(all)
-	q := func(p float64) float64 {
-		i := int(p*float64(len(all))+0.999999) - 1
-		return float64(all[max(i, 0)].Microseconds()) / 1000
-	}
-	b.ReportMetric(q(0.5), unit+"-p50")
-	b.ReportMetric(q(0.99), unit+"-p99")
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(percentile(all, 0.5)), unit+"-p50")
+	b.ReportMetric(ms(percentile(all, 0.99)), unit+"-p99")
 }
