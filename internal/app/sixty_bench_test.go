@@ -19,7 +19,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
 )
@@ -63,15 +62,7 @@ func BenchmarkSixtySessions(b *testing.B) {
 	}
 
 	ctx := context.Background()
-	dir := b.TempDir()
-	a, err := Open(ctx, Config{DataDir: dir, BinDir: clustertest.BinDir(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	if !a.clusters.Info().Capabilities.Sleeps {
-		b.Skip("this machine's clusters cannot sleep: no cell with a control group (see docs/security.md, the budget)")
-	}
+	a, dir := openSleeping(b)
 	machine := watchMachine(b)
 	defer machine.stop()
 

@@ -23,15 +23,7 @@ import (
 //	go test -run '^$' -bench Wake -benchtime 10x -count 1 ./internal/app/
 func BenchmarkWake(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	a, err := Open(ctx, Config{DataDir: dir, BinDir: clustertest.BinDir(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	if !a.clusters.Info().Capabilities.Sleeps {
-		b.Skip("this machine's clusters cannot sleep: no cell with a control group (see docs/security.md, the budget)")
-	}
+	a, dir := openSleeping(b)
 	st, err := a.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -86,6 +78,22 @@ func BenchmarkWake(b *testing.B) {
 	reportQuantiles(b, stopped, "ms-stopped")
 	b.ReportMetric(asleep.CPU*1000, "millicores/asleep")
 	b.ReportMetric(float64(asleep.Memory)/room.MiB, "MiB/asleep")
+}
+
+// openSleeping opens an App in a new data directory, closed when b ends,
+// and skips b on a machine whose clusters cannot sleep.
+func openSleeping(b *testing.B) (*App, string) {
+	b.Helper()
+	dir := b.TempDir()
+	a, err := Open(context.Background(), Config{DataDir: dir, BinDir: clustertest.BinDir(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { a.Close() })
+	if !a.clusters.Info().Capabilities.Sleeps {
+		b.Skip("this machine's clusters cannot sleep: no cell with a control group (see docs/security.md, the budget)")
+	}
+	return a, dir
 }
 
 // reportQuantiles reports the p50 and p99 of all, in milliseconds, as
