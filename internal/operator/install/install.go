@@ -166,6 +166,15 @@ func lastRelease(cfg *action.Configuration, name string) (*release.Release, erro
 	return slices.MaxFunc(hist, func(a, b *release.Release) int { return a.Version - b.Version }), nil
 }
 
+// installOrUpgrade installs the chart, or upgrades the release to it.
+//
+// Neither validates the manifest against the cluster's OpenAPI documents
+// first (helm's DisableOpenAPIValidation): that check reads the OpenAPI v3
+// document of every group version the chart writes, the whole core v1 one
+// among them, which the learner's API server builds and keeps for the
+// rest of its life and this process decodes, on every start. The API
+// server still refuses an object it cannot decode; the charts oplab
+// installs are its own or pinned, and tested as they are.
 func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configuration, c *chart.Chart) (*release.Release, bool, error) {
 	last, err := lastRelease(cfg, in.rel.Name)
 	if err != nil {
@@ -195,7 +204,8 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 		i.ReleaseName = in.rel.Name
 		i.Namespace = in.rel.Namespace
 		i.CreateNamespace = true
-		i.SkipCRDs = true // applied by applyCRDs, which also upgrades them
+		i.SkipCRDs = true                 // applied by applyCRDs, which also upgrades them
+		i.DisableOpenAPIValidation = true // see above
 		// Not helm's wait, which polls every 2 s: waitDeployment polls
 		// faster.
 		i.Wait = false
@@ -210,6 +220,7 @@ func (in *Installer) installOrUpgrade(ctx context.Context, cfg *action.Configura
 	u := action.NewUpgrade(cfg)
 	u.Namespace = in.rel.Namespace
 	u.SkipCRDs = true
+	u.DisableOpenAPIValidation = true
 	u.Wait = false // see Install
 	u.Timeout = timeout
 	u.ResetValues = true // the values are exactly Options.Values over the chart's
