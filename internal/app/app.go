@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -104,6 +105,9 @@ type App struct {
 
 	mu        sync.Mutex
 	providers map[string]*cluster.Provider // by name, besides Clusters
+	// watched says whether a page follows a session (the serving
+	// Runtime's), so that making room never stops one being looked at.
+	watched atomic.Pointer[func(id string) bool]
 }
 
 // Open builds the application layer from c.
@@ -145,6 +149,11 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		LockDir: filepath.Join(c.DataDir, "locks"),
 		// The operator's log lives in the cluster: keep it for the debrief.
 		BeforeDelete: a.keepOperatorLog,
+		// A wake from disk starts a cluster: it waits its turn with the
+		// starts (a.gate is set below, before any call).
+		WakeAdmit: func(ctx context.Context, progress session.Progress) (func(bool), error) {
+			return a.admitWait(ctx, progress)
+		},
 	})
 	if err != nil {
 		st.Close()
@@ -156,7 +165,7 @@ func Open(ctx context.Context, c Config) (*App, error) {
 		return nil, err
 	}
 	a.sessions, a.classes = m, classes
-	if a.gate, err = newGate(c, p, a.liveClusters); err != nil {
+	if a.gate, err = newGate(c, p, a.liveClusters, a.makeRoom); err != nil {
 		st.Close()
 		return nil, err
 	}

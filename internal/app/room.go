@@ -34,14 +34,25 @@ type Admission struct {
 	// Every is how often a waiting start looks again;
 	// room.DefaultEvery when zero.
 	Every time.Duration
+	// MakeRoomAfter: a start or a wake that waits for the room live
+	// clusters hold stops the cluster of the session nobody has looked at
+	// for longest, if nobody has for this long (session.MakeRoom); its
+	// learner's next request wakes it from disk. Zero stops none.
+	MakeRoomAfter time.Duration
 }
+
+// DefaultMakeRoomAfter is oplab serve's: a session nobody has looked at
+// for two minutes (no page of it open, no command of its learner) gives
+// its room to a learner who waits for one.
+const DefaultMakeRoomAfter = 2 * time.Minute
 
 // ErrNoRoom is a warm session's preparation put off: the machine has no
 // room for it now, or learners wait for room.
 var ErrNoRoom = errors.New("no room on the machine")
 
-// newGate builds the admission gate of c, whose clusters provider makes.
-func newGate(c Config, provider *cluster.Provider, live func(context.Context) (int, error)) (*room.Gate, error) {
+// newGate builds the admission gate of c, whose clusters provider makes;
+// makeRoom gives a live cluster back (App.makeRoom).
+func newGate(c Config, provider *cluster.Provider, live func(context.Context) (int, error), makeRoom func(context.Context) (bool, error)) (*room.Gate, error) {
 	ad := c.Admission
 	// On a host cluster the figures are requests, which the scheduler
 	// honours: no margin is kept beyond them.
@@ -75,7 +86,27 @@ func newGate(c Config, provider *cluster.Provider, live func(context.Context) (i
 	case p.CPUShare < 0:
 		p.CPUShare = 0
 	}
-	return room.New(room.Options{Policy: p, Source: ad.Source, Live: live, Every: ad.Every, Logger: c.Logger}), nil
+	o := room.Options{Policy: p, Source: ad.Source, Live: live, Every: ad.Every, Logger: c.Logger}
+	if ad.MakeRoomAfter > 0 {
+		o.MakeRoom = makeRoom
+	}
+	return room.New(o), nil
+}
+
+// makeRoom puts to sleep, stopped, the session nobody has looked at for
+// longest, if nobody has for Admission.MakeRoomAfter: a start or a wake
+// waits for the room it holds. A session a page follows is looked at
+// (see Runtime).
+func (a *App) makeRoom(ctx context.Context) (bool, error) {
+	o := session.RoomOptions{After: a.cfg.Admission.MakeRoomAfter}
+	if w := a.watched.Load(); w != nil {
+		o.Watched = *w
+	}
+	id, err := a.sessions.MakeRoom(ctx, o)
+	if id != "" {
+		a.log.Info("session put to sleep to make room for another", "session", id)
+	}
+	return id != "", err
 }
 
 // liveClusters counts the sessions whose clusters run and are made:

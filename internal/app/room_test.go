@@ -147,6 +147,53 @@ func TestStartQueuedUntilRoom(t *testing.T) {
 	}
 }
 
+// TestRoomMadeForAStartAndAWake, on real clusters: on a machine capped at
+// one cluster, bob's start takes the room of alice's session, which
+// nobody looks at: it sleeps, stopped. When alice comes back, her wake
+// from disk is a start like bob's, admitted the same way: bob's session,
+// unseen since, gives the room back.
+func TestRoomMadeForAStartAndAWake(t *testing.T) {
+	ctx := context.Background()
+	a, err := Open(ctx, Config{DataDir: t.TempDir(), BinDir: clustertest.BinDir(t),
+		Admission: Admission{MaxClusters: 1, MakeRoomAfter: time.Millisecond, Every: 50 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	t.Cleanup(func() { stopAll(t, a) })
+	if !a.clusters.Info().Capabilities.Sleeps {
+		t.Skip("this machine's clusters cannot sleep: no cell with a control group (see docs/security.md, the budget)")
+	}
+	alice, err := a.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := a.Start(ctx, session.StartOptions{Learner: "bob", Lab: "failover"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := a.sessions.Status(ctx, alice.ID); err != nil || st.Asleep == nil || !st.Asleep.Stopped {
+		t.Fatalf("alice's session after bob's start at the cap: asleep %+v (%v), want stopped for his room", st.Asleep, err)
+	}
+	if bob.State != session.Ready || !bob.ClusterLive {
+		t.Fatalf("bob's session: %s (cluster live %v), want ready", bob.State, bob.ClusterLive)
+	}
+
+	st, err := a.Wake(ctx, alice.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Asleep != nil || !st.ClusterLive {
+		t.Fatalf("alice woke: asleep %+v, cluster live %v; want awake", st.Asleep, st.ClusterLive)
+	}
+	if bs, err := a.sessions.Status(ctx, bob.ID); err != nil || bs.Asleep == nil || !bs.Asleep.Stopped {
+		t.Fatalf("bob's session after alice woke at the cap: asleep %+v (%v), want stopped for her room", bs.Asleep, err)
+	}
+	if n, err := a.liveClusters(ctx); err != nil || n != 1 {
+		t.Errorf("live clusters: %d (%v), want 1, the cap", n, err)
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
@@ -169,7 +216,7 @@ func TestAdmissionMeasuresTheHostCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	g, err := newGate(Config{DataDir: t.TempDir()}, p, func(context.Context) (int, error) { return 0, nil })
+	g, err := newGate(Config{DataDir: t.TempDir()}, p, func(context.Context) (int, error) { return 0, nil }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

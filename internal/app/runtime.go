@@ -149,6 +149,10 @@ func (a *App) Serve(ctx context.Context, o RuntimeOptions) (*Runtime, error) {
 		}
 	}
 	r.hub = stream.New(r.open, stream.Options{})
+	// Room is made by stopping a session nobody looks at, never one a
+	// page of this server follows.
+	watched := r.watched
+	a.watched.Store(&watched)
 	bg := context.WithoutCancel(ctx)
 	if o.Leader != nil {
 		if err := r.lead(bg, o); err != nil {

@@ -30,9 +30,22 @@ type Options struct {
 	Live func(ctx context.Context) (int, error)
 	// Every is how often a waiting start looks at the machine again when
 	// nothing else wakes it; DefaultEvery when zero.
-	Every  time.Duration
-	Logger *slog.Logger
+	Every time.Duration
+	// MakeRoom, when set, is asked to give back a live cluster (put one
+	// nobody uses to sleep) when the head of the queue waits on what live
+	// clusters hold: memory, the budget, the CPU share or the cap, not the
+	// starts under way. It says whether it gave one back; the Gate then
+	// decides again at once. It asks again only after a start was
+	// admitted or settle passed, so that one wait does not empty the
+	// machine before the room made shows in the figures, nor look for an
+	// idle session on every look.
+	MakeRoom func(ctx context.Context) (bool, error)
+	Logger   *slog.Logger
 }
+
+// settle is how long the Gate waits for the room it made to show before it
+// asks for more.
+const settle = 5 * time.Second
 
 // ErrLeft is a start given up (its context ended) while it waited.
 var ErrLeft = errors.New("left the queue")
@@ -54,6 +67,7 @@ type Gate struct {
 	changed  chan struct{} // closed and replaced when the queue or the starts change
 	last     Snapshot      // the numbers of the last decision
 	stats    history
+	madeRoom time.Time // when MakeRoom was last asked, zero after an admission
 }
 
 // waiter is one waiting start. It has a field because pointers to
@@ -201,6 +215,11 @@ func (g *Gate) try(ctx context.Context, w *waiter) (*Ticket, Position, error) {
 		if err != nil {
 			return nil, Position{}, err
 		}
+		if !d.Admit && g.makeRoom(ctx, d) {
+			if d, err = g.measure(ctx); err != nil {
+				return nil, Position{}, err
+			}
+		}
 		if d.Admit {
 			return g.admit(w), Position{}, nil
 		}
@@ -209,6 +228,28 @@ func (g *Gate) try(ctx context.Context, w *waiter) (*Ticket, Position, error) {
 	defer g.mu.Unlock()
 	i := slices.Index(g.queue, w)
 	return nil, Position{Position: i + 1, Length: len(g.queue), Estimate: jsonconv.Duration(g.stats.estimate(i+1, time.Now())), Reason: g.last.Reason}, nil
+}
+
+// makeRoom asks Options.MakeRoom for a live cluster back when d queued the
+// head on what live clusters hold, and says whether it got one.
+func (g *Gate) makeRoom(ctx context.Context, d Decision) bool {
+	if g.o.MakeRoom == nil || d.Reason == ReasonStarts {
+		return false
+	}
+	g.mu.Lock()
+	recent := time.Since(g.madeRoom) < settle
+	g.mu.Unlock()
+	if recent {
+		return false
+	}
+	made, err := g.o.MakeRoom(ctx)
+	if err != nil {
+		g.o.Logger.Warn("make room for a start", "err", err)
+	}
+	g.mu.Lock()
+	g.madeRoom = time.Now()
+	g.mu.Unlock()
+	return made
 }
 
 // measure samples the machine and applies the policy, keeping the
@@ -249,6 +290,7 @@ func (g *Gate) admit(w *waiter) *Ticket {
 		g.queue = slices.DeleteFunc(g.queue, func(x *waiter) bool { return x == w })
 	}
 	g.starting++
+	g.madeRoom = time.Time{}
 	g.mu.Unlock()
 	g.wake()
 	return &Ticket{g: g, began: time.Now()}

@@ -196,3 +196,79 @@ func TestGateStartingReservesRoom(t *testing.T) {
 	tk.Done(false)
 	ts[1].Done(false)
 }
+
+func TestGateMakesRoom(t *testing.T) {
+	t.Parallel()
+	m := &machine{}
+	m.mem.Store(64 << 30)
+	m.live.Store(2) // at the cap: two live clusters
+	var asked atomic.Int64
+	idle := atomic.Int64{}
+	idle.Store(1) // one live cluster nobody uses
+	g := New(Options{Policy: Policy{MaxClusters: 2, StartCores: 1}, Source: m, Live: m.count, Every: 5 * time.Millisecond,
+		MakeRoom: func(context.Context) (bool, error) {
+			asked.Add(1)
+			if idle.Load() == 0 {
+				return false, nil
+			}
+			idle.Add(-1)
+			m.live.Add(-1) // put to sleep: no longer live
+			return true, nil
+		}})
+
+	// The head waits on the cap: the idle cluster gives its room at once.
+	w := wait(t, g)
+	eventually(t, "the start is admitted in the room made", func() bool { return admitted(w) })
+	if got := m.live.Load(); got != 1 {
+		t.Fatalf("got %d live after making room, want 1", got)
+	}
+
+	// The next waits on the start under way, which no sleeper frees: it is
+	// not asked for room.
+	before := asked.Load()
+	w2 := wait(t, g)
+	eventually(t, "the second start is queued", func() bool { return w2.last().Position == 1 })
+	if got := w2.last().Reason; got != ReasonCap {
+		t.Fatalf("got reason %q, want %q (one live, one starting, cap 2)", got, ReasonCap)
+	}
+	// At the cap with nobody idle, it asks, gets nothing, and waits; it
+	// asks again only after settle, not on every look.
+	time.Sleep(50 * time.Millisecond)
+	if n := asked.Load() - before; n != 1 {
+		t.Errorf("got room asked %d times within 50 ms with none to give, want once (then after %s)", n, settle)
+	}
+	if admitted(w2) {
+		t.Fatalf("got the second start admitted with no room made, want it queued")
+	}
+	w.ticket.Done(true)
+	m.live.Add(1) // the first start's cluster is live: two live at the cap
+	idle.Store(1)
+	time.Sleep(20 * time.Millisecond)
+	if admitted(w2) {
+		t.Fatalf("got the second start admitted at once, want it to wait for settle before room is asked again")
+	}
+	eventually(t, "the second start is admitted in room made after settle", func() bool { return admitted(w2) })
+}
+
+func TestGateMakesNoRoomForStarts(t *testing.T) {
+	t.Parallel()
+	m := &machine{}
+	m.mem.Store(64 << 30)
+	var asked atomic.Int64
+	g := New(Options{Policy: Policy{StartCores: 2}, Source: m, Live: m.count, Every: 5 * time.Millisecond,
+		MakeRoom: func(context.Context) (bool, error) { asked.Add(1); return true, nil }})
+	tk, ok, err := g.Try(t.Context())
+	if err != nil || !ok {
+		t.Fatalf("got %v, %v, want the first start admitted", ok, err)
+	}
+	defer tk.Done(false)
+	w := wait(t, g) // a start takes both cores: one at a time
+	eventually(t, "the start is queued", func() bool { return w.last().Position == 1 })
+	if got := w.last().Reason; got != ReasonStarts {
+		t.Fatalf("got reason %q, want %q", got, ReasonStarts)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if n := asked.Load(); n != 0 {
+		t.Errorf("got room asked %d times for a start waiting on the starts under way, want never: a sleeper frees none", n)
+	}
+}

@@ -98,6 +98,10 @@ type Options struct {
 	// beyond their cell's CPU cap at once in this process (see Build);
 	// DefaultBuildBursts when zero, none when negative.
 	BuildBursts int
+	// WakeAdmit, when set, admits the start of a sleeping session's
+	// stopped cluster as Admit admits a new one's: a wake from disk waits
+	// its turn for room on the machine. Nil: it starts at once.
+	WakeAdmit Admit
 }
 
 // DefaultBuildBursts lets one build at a time run uncapped: on two cores,

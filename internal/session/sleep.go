@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -160,7 +161,15 @@ func (m *Manager) Sleep(ctx context.Context, o SleepOptions) ([]string, error) {
 		if !locked {
 			continue
 		}
-		did, err := m.sleepLocked(ctx, rec.ID, o, stop)
+		due := func(rec store.Session, wk work) bool {
+			st, ok := o.due(rec, wk, time.Now())
+			return ok && st == stop
+		}
+		msg := "asleep: nobody looked at it for a while; its cluster is frozen"
+		if stop {
+			msg = "asleep: nobody looked at it for a while; its cluster is stopped and its memory given back"
+		}
+		did, err := m.sleepLocked(ctx, rec.ID, stop, due, msg)
 		unlock()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("session %s: %w", rec.ID, err))
@@ -170,6 +179,81 @@ func (m *Manager) Sleep(ctx context.Context, o SleepOptions) ([]string, error) {
 		}
 	}
 	return slept, errors.Join(errs...)
+}
+
+// RoomOptions say which session may be put to sleep to make room on the
+// machine for another learner's start or wake (MakeRoom).
+type RoomOptions struct {
+	// After: only a session nobody has looked at for this long may be
+	// stopped for another's room; zero stops none.
+	After time.Duration
+	// Watched reports whether a page follows session id now: it is being
+	// looked at, and stays awake. Nil: none is.
+	Watched func(id string) bool
+}
+
+// MakeRoom stops the cluster of the session nobody has looked at for
+// longest, if nobody has for o.After, so that a start or a wake that
+// waits for room on the machine gets the room it held: the session
+// sleeps, stopped, as one nobody looked at for Stop does, and wakes at
+// its learner's next request. A warm session is not stopped (its point
+// is to be ready at once), nor one being worked on now. It returns the
+// session put to sleep, "" when none could be.
+func (m *Manager) MakeRoom(ctx context.Context, o RoomOptions) (string, error) {
+	if o.After <= 0 {
+		return "", nil
+	}
+	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise), string(Completed)}})
+	if err != nil {
+		return "", err
+	}
+	type candidate struct {
+		id   string
+		seen time.Time
+	}
+	now := time.Now()
+	var cands []candidate
+	for _, rec := range list {
+		if rec.Cluster == "" || IsPool(rec.Learner) || pendingOf(rec.Data) != nil {
+			continue
+		}
+		if a := asleepOf(rec.Data); a != nil && a.Stopped {
+			continue
+		}
+		if o.Watched != nil && o.Watched(rec.ID) {
+			m.seen(ctx, rec.ID)
+			continue
+		}
+		var wk work
+		if err := decodeWork(rec.Data, &wk); err != nil {
+			continue
+		}
+		if seen := lastSeen(m.marks.with(rec), wk); now.Sub(seen) >= o.After {
+			cands = append(cands, candidate{rec.ID, seen})
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int { return a.seen.Compare(b.seen) })
+	due := func(rec store.Session, wk work) bool {
+		return time.Since(lastSeen(rec, wk)) >= o.After && (wk.Asleep == nil || !wk.Asleep.Stopped)
+	}
+	var errs []error
+	for _, c := range cands {
+		unlock, locked := m.tryLock(c.id)
+		if !locked {
+			continue
+		}
+		msg := fmt.Sprintf("asleep: nobody looked at it for %s and another learner needed the room; its cluster is stopped and its memory given back", now.Sub(c.seen).Round(time.Second))
+		did, err := m.sleepLocked(ctx, c.id, true, due, msg)
+		unlock()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("session %s: %w", c.id, err))
+			continue
+		}
+		if did {
+			return c.id, errors.Join(errs...)
+		}
+	}
+	return "", errors.Join(errs...)
 }
 
 // due says whether rec's session should sleep deeper than it does at now,
@@ -185,9 +269,9 @@ func (o SleepOptions) due(rec store.Session, wk work, now time.Time) (stop, ok b
 	return false, false
 }
 
-// sleepLocked puts session id, which the caller holds locked, to sleep if,
-// read again, it is still due.
-func (m *Manager) sleepLocked(ctx context.Context, id string, o SleepOptions, stop bool) (bool, error) {
+// sleepLocked puts session id, which the caller holds locked, to sleep,
+// stopped or frozen, if, read again, it is still due; msg is its event's.
+func (m *Manager) sleepLocked(ctx context.Context, id string, stop bool, due func(store.Session, work) bool, msg string) (bool, error) {
 	s, err := m.load(ctx, id)
 	if err != nil {
 		return false, err
@@ -195,7 +279,7 @@ func (m *Manager) sleepLocked(ctx context.Context, id string, o SleepOptions, st
 	if !s.state().Active() && s.state() != Completed || s.state() == Provisioning || s.work.Pending != nil || !m.hasCluster(s) {
 		return false, nil
 	}
-	if st, ok := o.due(m.marks.with(s.rec), s.work, time.Now()); !ok || st != stop {
+	if !due(m.marks.with(s.rec), s.work) {
 		return false, nil
 	}
 	p, err := m.providerOf(s.rec.Provider)
@@ -209,10 +293,8 @@ func (m *Manager) sleepLocked(ctx context.Context, id string, o SleepOptions, st
 	if a := s.work.Asleep; a != nil {
 		since = a.Since // frozen, and now stopped: one sleep
 	}
-	msg := "asleep: nobody looked at it for a while; its cluster is frozen"
 	if stop {
 		err = p.Stop(ctx, s.rec.Cluster)
-		msg = "asleep: nobody looked at it for a while; its cluster is stopped and its memory given back"
 	} else {
 		err = p.Freeze(ctx, s.rec.Cluster)
 	}
@@ -266,12 +348,16 @@ func (m *Manager) wake(ctx context.Context, id string, progress Progress) error 
 
 // wakeLocked wakes s, which the caller holds locked, if it sleeps: its
 // cluster thawed or started again, and the time asleep left out of the
-// live fault's clock.
-func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) error {
+// live fault's clock. A cluster started again from disk is a start like
+// any other, and waits its turn for room on the machine
+// (Options.WakeAdmit) while ctx lasts; a thaw does not wait, as a frozen
+// cluster's room is still its own.
+func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) (err error) {
 	a := s.work.Asleep
 	if a == nil {
 		return nil
 	}
+	wait := ctx
 	ctx = context.WithoutCancel(ctx) // half a wake helps nobody
 	p, err := m.providerOf(s.rec.Provider)
 	if err != nil {
@@ -285,8 +371,23 @@ func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) er
 	}
 	rep(step)
 	began := time.Now()
+	// start starts the stopped cluster again once admitted. Its admission
+	// ends when the session is saved awake (counted live from then on), or
+	// when the wake failed.
+	done := func(bool) {}
+	defer func() { done(err == nil) }()
+	start := func() error {
+		if m.o.WakeAdmit != nil {
+			d, err := m.o.WakeAdmit(wait, progress)
+			if err != nil {
+				return err
+			}
+			done = d
+		}
+		return p.Start(ctx, s.rec.Cluster)
+	}
 	if a.Stopped {
-		err = p.Start(ctx, s.rec.Cluster)
+		err = start()
 	} else if err = p.Thaw(ctx, s.rec.Cluster); err != nil {
 		// The machine restarted while the session slept frozen, and took
 		// the frozen processes and their group with it: its directory is
@@ -294,7 +395,7 @@ func (m *Manager) wakeLocked(ctx context.Context, s *live, progress Progress) er
 		if cs, serr := p.Status(ctx, s.rec.Cluster); serr == nil && cs.State == cluster.StateStopped {
 			step.Message = starting
 			rep(step)
-			err = p.Start(ctx, s.rec.Cluster)
+			err = start()
 			a.Stopped = true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,6 +254,120 @@ func TestWarmSessionWakesWhenClaimed(t *testing.T) {
 	}
 	if cs, err := p.Status(ctx, got.Cluster); err != nil || cs.State != cluster.StateRunning {
 		t.Errorf("claimed: the cluster is %s (%v), want running (its API server answers)", cs.State, err)
+	}
+}
+
+// TestMakeRoomAndAdmittedWake: a learner waits for room on a full machine.
+// The session nobody has looked at for longest gives its room, never one a
+// page follows; its learner comes back later, and the wake from disk waits
+// its turn for room as a start does, leaving the session asleep if they
+// give up waiting.
+func TestMakeRoomAndAdmittedWake(t *testing.T) {
+	ctx := t.Context()
+	opts, p := sleepOptions(t)
+	var (
+		admits  atomic.Int64
+		release = make(chan struct{})
+		doneOK  = make(chan bool, 1)
+		awakeAt = make(chan bool, 1) // whether the store says awake when the admission ends
+	)
+	st := opts.Store.(*store.DB)
+	var bobID string
+	opts.WakeAdmit = func(ctx context.Context, _ Progress) (func(bool), error) {
+		admits.Add(1)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return func(ok bool) {
+			rec, err := st.Session(context.Background(), bobID)
+			awakeAt <- err == nil && asleepOf(rec.Data) == nil
+			doneOK <- ok
+		}, nil
+	}
+	m, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, learner := range []string{"alice", "bob"} {
+		s, err := m.Start(ctx, StartOptions{Learner: learner, Lab: "rbac"}, nil)
+		if s != nil {
+			ids = append(ids, s.ID)
+			defer m.Stop(context.WithoutCancel(ctx), s.ID, "", nil)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	alice, bob := ids[0], ids[1]
+	bobID = bob
+	// Alice, who started first, looks at her page now: bob is the one
+	// nobody has looked at for longest.
+	if _, err := m.Wake(ctx, alice, nil); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := m.MakeRoom(ctx, RoomOptions{After: time.Hour}); err != nil || id != "" {
+		t.Fatalf("nobody unseen for an hour: made room of %q (%v), want none", id, err)
+	}
+	if id, err := m.MakeRoom(ctx, RoomOptions{After: time.Nanosecond}); err != nil || id != bob {
+		t.Fatalf("made room of %q (%v), want bob's %s, unseen for longest", id, err, bob)
+	}
+	bs, err := m.Status(ctx, bob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bs.Asleep == nil || !bs.Asleep.Stopped {
+		t.Fatalf("bob's session after making room: asleep %+v, want stopped", bs.Asleep)
+	}
+	if cs, err := p.Status(ctx, bs.Cluster); err != nil || cs.State != cluster.StateStopped {
+		t.Fatalf("bob's cluster after making room: %s (%v), want stopped", cs.State, err)
+	}
+	// Alice's page is open: no room is made of her session, nor of bob's
+	// again.
+	if id, err := m.MakeRoom(ctx, RoomOptions{After: time.Nanosecond, Watched: func(id string) bool { return id == alice }}); err != nil || id != "" {
+		t.Fatalf("alice watched, bob stopped: made room of %q (%v), want none", id, err)
+	}
+
+	// Bob comes back, waits for room, and leaves the page: still asleep.
+	waitCtx, cancel := context.WithCancel(ctx)
+	left := make(chan error, 1)
+	go func() { _, err := m.Wake(waitCtx, bob, nil); left <- err }()
+	for admits.Load() == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-left; err == nil {
+		t.Fatalf("a wake given up while waiting for room: got no error")
+	}
+	if cs, err := p.Status(ctx, bs.Cluster); err != nil || cs.State != cluster.StateStopped {
+		t.Fatalf("bob left the queue: his cluster is %s (%v), want still stopped", cs.State, err)
+	}
+	if s, err := m.Status(ctx, bob); err != nil || s.Asleep == nil || !s.Asleep.Stopped {
+		t.Fatalf("bob left the queue: asleep %+v (%v), want still stopped", s.Asleep, err)
+	}
+
+	// He comes back again and waits his turn: his cluster starts only once
+	// admitted, and the admission ends once the session is saved awake.
+	woke := make(chan error, 1)
+	go func() { _, err := m.Wake(ctx, bob, nil); woke <- err }()
+	for admits.Load() < 2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if cs, err := p.Status(ctx, bs.Cluster); err != nil || cs.State != cluster.StateStopped {
+		t.Fatalf("bob waits for room: his cluster is %s (%v), want stopped until admitted", cs.State, err)
+	}
+	close(release)
+	if err := <-woke; err != nil {
+		t.Fatal(err)
+	}
+	if !<-awakeAt || !<-doneOK {
+		t.Errorf("the wake's admission ended before the session was saved awake, or not as a success")
+	}
+	if cs, err := p.Status(ctx, bs.Cluster); err != nil || cs.State != cluster.StateRunning {
+		t.Errorf("bob woke: his cluster is %s (%v), want running", cs.State, err)
 	}
 }
 
