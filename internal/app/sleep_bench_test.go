@@ -23,7 +23,7 @@ import (
 //	go test -run '^$' -bench Wake -benchtime 10x -count 1 ./internal/app/
 func BenchmarkWake(b *testing.B) {
 	ctx := context.Background()
-	a, dir := openSleeping(b)
+	a, dir := openSleeping(b, Admission{})
 	st, err := a.Start(ctx, session.StartOptions{Learner: "alice", Lab: "failover"}, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -80,12 +80,13 @@ func BenchmarkWake(b *testing.B) {
 	b.ReportMetric(float64(asleep.Memory)/room.MiB, "MiB/asleep")
 }
 
-// openSleeping opens an App in a new data directory, closed when b ends,
-// and skips b on a machine whose clusters cannot sleep.
-func openSleeping(b *testing.B) (*App, string) {
+// openSleeping opens an App admitting starts by ad in a new data
+// directory, closed when b ends, and skips b on a machine whose clusters
+// cannot sleep.
+func openSleeping(b *testing.B, ad Admission) (*App, string) {
 	b.Helper()
 	dir := b.TempDir()
-	a, err := Open(context.Background(), Config{DataDir: dir, BinDir: clustertest.BinDir(b)})
+	a, err := Open(context.Background(), Config{DataDir: dir, BinDir: clustertest.BinDir(b), Admission: ad})
 	if err != nil {
 		b.Fatal(err)
 	}
