@@ -60,6 +60,9 @@ function tickSteps() {
 }
 
 let starting = false;
+// waking: the page opened on a sleeping session, whose wake from disk may
+// wait for room on the machine as a start does.
+let waking = false;
 
 // showQueue says where a start waiting for room on the machine stands.
 function showQueue(q) {
@@ -69,7 +72,7 @@ function showQueue(q) {
 }
 
 function onUpdate(u) {
-  if (u.kind === 'queue' && u.data?.queue && starting) showQueue(u.data.queue);
+  if (u.kind === 'queue' && u.data?.queue && (starting || (waking && !entered))) showQueue(u.data.queue);
   if (u.kind === 'step' && u.data) {
     if (starting && !entered) $('start-note').textContent = t('lab.starting');
     // A start's steps go to its list; those of a running action (chaos,
@@ -453,6 +456,7 @@ if (session && main.dataset.active === 'true') {
     // asking for it wakes it, and the waking is a step like a start's.
     $('start').disabled = true;
     $('start-note').textContent = t('lab.waking');
+    waking = true;
     startedAt = Date.now();
     stepTimer = setInterval(tickSteps, 200);
     listen(session)
