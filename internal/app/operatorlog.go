@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/operator/thirdparty"
@@ -50,10 +51,17 @@ func (a *App) operatorLog(ctx context.Context, st *session.Status) (oplog.Source
 // operator's, the reference one's or a third-party one's, read where the
 // cluster's provider runs it (install.OperatorLog decides where).
 func (a *App) liveLog(ctx context.Context, id, labID string) (oplog.Source, error) {
-	p, name, err := a.sessions.Provider(ctx, id)
+	p, name, err := a.sessions.Provider(ctx, id) // wakes the session
 	if err != nil {
 		return nil, err
 	}
+	return a.logOf(ctx, p, name, labID)
+}
+
+// logOf returns the operator log of cluster name of p, where a session of
+// lab labID runs it; it does not wake a sleeping session (the logs of a
+// cluster that can sleep, an embedded one's, are its files).
+func (a *App) logOf(ctx context.Context, p *cluster.Provider, name, labID string) (oplog.Source, error) {
 	rel := install.Reference
 	if l, err := a.course.Lab(labID); err == nil && l.LearnerWritesController() {
 		return controllab.LogOf(ctx, p, name)

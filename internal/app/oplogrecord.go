@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/oplog"
 )
 
@@ -29,12 +30,13 @@ func (a *App) recordedLog(id string) string {
 // log of the session's cluster beside the store, before the cluster (and
 // the log with it) is deleted: the host process's files, or the operator
 // pod's log. A failure loses only the debrief's log lines: it is logged,
-// and the stop goes on.
-func (a *App) keepOperatorLog(ctx context.Context, id, _ string) {
+// and the stop goes on. A session asleep is not woken for it: the stop
+// holds its lock, and its log is files on disk.
+func (a *App) keepOperatorLog(ctx context.Context, id string, p *cluster.Provider, name string) {
 	var src oplog.Source
 	st, err := a.sessions.Status(ctx, id)
 	if err == nil {
-		src, err = a.liveLog(ctx, id, st.Lab)
+		src, err = a.logOf(ctx, p, name, st.Lab)
 	}
 	switch s := src.(type) {
 	case nil:

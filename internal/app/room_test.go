@@ -192,6 +192,17 @@ func TestRoomMadeForAStartAndAWake(t *testing.T) {
 	if n, err := a.liveClusters(ctx); err != nil || n != 1 {
 		t.Errorf("live clusters: %d (%v), want 1, the cap", n, err)
 	}
+	// Bob's session ends while it sleeps stopped: its cluster is deleted,
+	// and its operator log kept for the debrief without waking it.
+	if _, err := a.sessions.Stop(ctx, bob.ID, "done", nil); err != nil {
+		t.Errorf("stop bob's session asleep: %v", err)
+	}
+	if !exists(a.recordedLog(bob.ID)) {
+		t.Errorf("bob's session ended asleep: its operator log was not kept for the debrief")
+	}
+	if list, err := a.clusters.List(ctx); err != nil || len(list) != 1 {
+		t.Errorf("clusters after bob's session ended: %v (%v), want alice's only", list, err)
+	}
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -272,7 +272,9 @@ func (g *Group) SetCPU(millicores int64) error { return g.impl.setCPU(millicores
 // memory.
 func (g *Group) Freeze() error { return g.impl.freeze(true) }
 
-// Thaw lets g's processes run again.
+// Thaw lets g's processes run again. A group that is gone (its cell
+// ended, or the machine restarted) is an error that is os.ErrNotExist,
+// for Freeze as well.
 func (g *Group) Thaw() error { return g.impl.freeze(false) }
 
 // Delete removes g once its processes are gone. A process still in it

@@ -216,6 +216,13 @@ func TestDeleteKillsWhatIsLeft(t *testing.T) {
 			t.Errorf("%s is still there: %v", filepath.Dir(filepath.Dir(f)), err)
 		}
 	}
+	// A cell stopped asleep has no group: ending it thaws nothing, and
+	// says so as a group that does not exist.
+	for verb, f := range map[string]func() error{"thaw": g.Thaw, "freeze": g.Freeze} {
+		if err := f(); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s of a deleted group: got %v, want os.ErrNotExist", verb, err)
+		}
+	}
 }
 
 func TestValidate(t *testing.T) {

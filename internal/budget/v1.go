@@ -241,6 +241,11 @@ func (g v1Group) setCPU(millicores int64) error {
 
 func (g v1Group) freeze(frozen bool) error {
 	cg, err := g.load()
+	if errors.Is(err, cgroup1.ErrCgroupDeleted) {
+		// The group is gone (its cell stopped, or the machine restarted):
+		// said as v2 says it.
+		return fmt.Errorf("%w: %w", os.ErrNotExist, err)
+	}
 	if err != nil {
 		return err
 	}

@@ -92,8 +92,10 @@ type Options struct {
 	Logger *slog.Logger
 	// BeforeDelete, when set, is called before a session's cluster is
 	// deleted, so what lives only in the cluster (the operator's log) can
-	// be kept for the debrief. It must not take long: a stop waits.
-	BeforeDelete func(ctx context.Context, session, cluster string)
+	// be kept for the debrief. It must not take long: a stop waits. It is
+	// called with the session locked and its cluster as it is, asleep
+	// perhaps: it must not wake it.
+	BeforeDelete func(ctx context.Context, session string, p *cluster.Provider, cluster string)
 	// BuildBursts is how many builds of a learner's controller may run
 	// beyond their cell's CPU cap at once in this process (see Build);
 	// DefaultBuildBursts when zero, none when negative.

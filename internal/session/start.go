@@ -215,7 +215,7 @@ func (m *Manager) deleteCluster(ctx context.Context, s *live) (bool, error) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	if m.o.BeforeDelete != nil && s.rec.Cluster != "" {
-		m.o.BeforeDelete(dctx, s.rec.ID, s.rec.Cluster)
+		m.o.BeforeDelete(dctx, s.rec.ID, p, s.rec.Cluster)
 	}
 	err = p.Delete(dctx, s.rec.Cluster)
 	if errors.Is(err, cluster.ErrNotFound) {
