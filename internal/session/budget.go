@@ -72,9 +72,10 @@ const (
 )
 
 // budgetOf reads the budget of s's cluster; nil where the provider keeps
-// none (kind, pods) or the cluster is gone.
+// none (kind, pods), the cluster is gone, or it sleeps stopped (nothing of
+// it runs, and its cell's group is gone with its processes).
 func (m *Manager) budgetOf(ctx context.Context, s *live) *Budget {
-	if s.state() == Provisioning || s.rec.Cluster == "" {
+	if s.state() == Provisioning || s.rec.Cluster == "" || s.work.Asleep != nil && s.work.Asleep.Stopped {
 		return nil
 	}
 	p, err := m.providerOf(s.rec.Provider)
