@@ -133,7 +133,7 @@ func (m *Manager) Sleep(ctx context.Context, o SleepOptions) ([]string, error) {
 	if o.Freeze <= 0 && o.Stop <= 0 {
 		return nil, nil
 	}
-	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise), string(Completed)}})
+	list, err := m.unwatched(ctx, o.Watched)
 	if err != nil {
 		return nil, err
 	}
@@ -141,19 +141,9 @@ func (m *Manager) Sleep(ctx context.Context, o SleepOptions) ([]string, error) {
 		slept []string
 		errs  []error
 	)
-	for _, rec := range list {
-		if rec.Cluster == "" || pendingOf(rec.Data) != nil {
-			continue
-		}
-		if o.Watched != nil && o.Watched(rec.ID) {
-			m.seen(ctx, rec.ID)
-			continue
-		}
-		var wk work
-		if err := decodeWork(rec.Data, &wk); err != nil {
-			continue
-		}
-		stop, ok := o.due(m.marks.with(rec), wk, time.Now())
+	for _, q := range list {
+		rec := q.rec
+		stop, ok := o.due(rec, q.work, time.Now())
 		if !ok {
 			continue
 		}
@@ -203,7 +193,7 @@ func (m *Manager) MakeRoom(ctx context.Context, o RoomOptions) (string, error) {
 	if o.After <= 0 {
 		return "", nil
 	}
-	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise), string(Completed)}})
+	list, err := m.unwatched(ctx, o.Watched)
 	if err != nil {
 		return "", err
 	}
@@ -213,23 +203,12 @@ func (m *Manager) MakeRoom(ctx context.Context, o RoomOptions) (string, error) {
 	}
 	now := time.Now()
 	var cands []candidate
-	for _, rec := range list {
-		if rec.Cluster == "" || IsPool(rec.Learner) || pendingOf(rec.Data) != nil {
+	for _, q := range list {
+		if IsPool(q.rec.Learner) || q.work.Asleep != nil && q.work.Asleep.Stopped {
 			continue
 		}
-		if a := asleepOf(rec.Data); a != nil && a.Stopped {
-			continue
-		}
-		if o.Watched != nil && o.Watched(rec.ID) {
-			m.seen(ctx, rec.ID)
-			continue
-		}
-		var wk work
-		if err := decodeWork(rec.Data, &wk); err != nil {
-			continue
-		}
-		if seen := lastSeen(m.marks.with(rec), wk); now.Sub(seen) >= o.After {
-			cands = append(cands, candidate{rec.ID, seen})
+		if seen := lastSeen(q.rec, q.work); now.Sub(seen) >= o.After {
+			cands = append(cands, candidate{q.rec.ID, seen})
 		}
 	}
 	slices.SortFunc(cands, func(a, b candidate) int { return a.seen.Compare(b.seen) })
@@ -254,6 +233,39 @@ func (m *Manager) MakeRoom(ctx context.Context, o RoomOptions) (string, error) {
 		}
 	}
 	return "", errors.Join(errs...)
+}
+
+// quiet is a live session nobody looks at: its record, with the latest
+// look this process knows of, and its work.
+type quiet struct {
+	rec  store.Session
+	work work
+}
+
+// unwatched returns the live sessions with a cluster, and no work under
+// way, that no page follows (watched, nil for none): those that may
+// sleep. The ones a page follows are marked seen.
+func (m *Manager) unwatched(ctx context.Context, watched func(id string) bool) ([]quiet, error) {
+	list, err := m.o.Store.Sessions(ctx, store.Filter{States: []string{string(Ready), string(InExercise), string(Completed)}})
+	if err != nil {
+		return nil, err
+	}
+	var out []quiet
+	for _, rec := range list {
+		if rec.Cluster == "" || pendingOf(rec.Data) != nil {
+			continue
+		}
+		if watched != nil && watched(rec.ID) {
+			m.seen(ctx, rec.ID)
+			continue
+		}
+		var wk work
+		if err := decodeWork(rec.Data, &wk); err != nil {
+			continue
+		}
+		out = append(out, quiet{m.marks.with(rec), wk})
+	}
+	return out, nil
 }
 
 // due says whether rec's session should sleep deeper than it does at now,
