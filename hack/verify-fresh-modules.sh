@@ -18,7 +18,17 @@ tmp=$(mktemp -d)
 # The module cache's files are read-only.
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 
-export GOMODCACHE=$tmp/mod GOCACHE=$tmp/build GOPROXY=file://$cache/cache/download
+# The proxy is this machine's module cache, and the build kit's when it is
+# made: the kit's module steps fetch into a cache of their own (its test
+# dependencies' modules, say, which no build of oplab fetches), so on a
+# machine whose kit was made from the network, only the kit's cache holds
+# them.
+proxy=file://$cache/cache/download
+kitcache=$root/bin/_kit/mod/cache/download
+if [ -d "$kitcache" ]; then
+  proxy+=,file://$kitcache
+fi
+export GOMODCACHE=$tmp/mod GOCACHE=$tmp/build GOPROXY=$proxy
 # go.sum verifies what it lists; nothing may reach the checksum database or
 # fetch a toolchain.
 export GOSUMDB=off GOTOOLCHAIN=local GOFLAGS=-mod=readonly
