@@ -41,39 +41,78 @@ mkdir -p "$out"
 tmp=$(mktemp -d "$out/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
-# kube-apiserver makes its loopback certificate with ECDSA instead of RSA
-# keys (see apiserver-patch/loopback_cert.go). kube-controlplane is built against a
-# copy of k8s.io/apiserver in which one call of serving_with_loopback.go is
-# renamed and that file added; a temporary go.mod replaces the module with
-# the copy. (go build -overlay refuses files in the module cache.)
+# kube-controlplane is built against copies of k8s.io/apiserver and
+# k8s.io/component-base with these changes; a temporary go.mod replaces the
+# modules with the copies. (go build -overlay refuses files in the module
+# cache.)
 #
-# `go list -m` reports no directory for a module that is not in the module
-# cache yet, so it is downloaded first (a no-op when it is there).
-go mod download k8s.io/apiserver
-apiserver=$(go list -m -f '{{.Dir}}' k8s.io/apiserver)
-if [ -z "$apiserver" ] || [ ! -d "$apiserver" ]; then
-  echo "k8s.io/apiserver is not in the module cache after 'go mod download'" >&2
-  exit 1
-fi
-patched=$tmp/src/k8s.io/apiserver
-mkdir -p "$tmp/src/k8s.io"
-cp -r "$apiserver" "$patched"
-chmod -R u+w "$patched"
-options=$patched/pkg/server/options
-sed -i 's/certutil\.GenerateSelfSignedCertKeyWithOptions(/generateLoopbackCertKey(/' "$options/serving_with_loopback.go"
-if [ "$(grep -c 'generateLoopbackCertKey(' "$options/serving_with_loopback.go")" != 1 ]; then
-  echo "k8s.io/apiserver's serving_with_loopback.go no longer makes the loopback certificate as" >&2
-  echo "hack/tools/controlplane/apiserver-patch/loopback_cert.go expects: update it for this release" >&2
-  exit 1
-fi
-cp "$mod/apiserver-patch/loopback_cert.go" "$options/zz_oplab_loopback_cert.go"
+# - kube-apiserver makes its loopback certificate with ECDSA instead of RSA
+#   keys (see apiserver-patch/loopback_cert.go): one call of
+#   serving_with_loopback.go is renamed and that file added.
+# - Each watch cache sends its watchers' bookmarks on a timer of 5 s instead
+#   of 1 s (cacher.go's dispatchEvents). The timer fires for each of the
+#   about 60 resources the API server caches, all the time. Bookmarks are
+#   due about once a minute a watcher, so they go out up to 5 s later; the
+#   bookmark that ends a watch-list's initial events is sent with them, not
+#   on the timer.
+# - The work queues keep no Prometheus metrics: the package that registers
+#   them as client-go's provider no longer does. With a provider, each of
+#   the about 64 queues of the API server and the controllers wakes twice a
+#   second to update a gauge nobody scrapes here, and every item added,
+#   taken and done reads the clock for a histogram.
+#
+# Together they were most of the idle kube-controlplane's wake-ups
+# (docs/tuning.md).
+#
+# copy MODULE copies MODULE from the module cache under $tmp/src and
+# prints where. `go list -m` reports no directory for a module that is not
+# in the module cache yet, so it is downloaded first (a no-op when it is
+# there).
+copy() {
+  local dir
+  go mod download "$1"
+  dir=$(go list -m -f '{{.Dir}}' "$1")
+  if [ -z "$dir" ] || [ ! -d "$dir" ]; then
+    echo "$1 is not in the module cache after 'go mod download'" >&2
+    exit 1
+  fi
+  mkdir -p "$tmp/src/$(dirname "$1")"
+  cp -r "$dir" "$tmp/src/$1"
+  chmod -R u+w "$tmp/src/$1"
+  echo "$tmp/src/$1"
+}
+# patch MODULE FILE EXPRESSION WRITTEN COUNT WHAT edits FILE of MODULE's
+# copy with sed's EXPRESSION and checks that COUNT lines hold the text
+# WRITTEN afterwards: a release whose code changed stops the build, named.
+patch() {
+  local file=$tmp/src/$1/$2
+  sed -i "$3" "$file"
+  if [ "$(grep -cF -- "$4" "$file")" != "$5" ]; then
+    echo "$1's $2 no longer reads as the patch for $6 expects:" >&2
+    echo "update hack/build-controlplane.sh for this release" >&2
+    exit 1
+  fi
+}
 cp go.mod "$tmp/go.mod"
 cp go.sum "$tmp/go.sum"
-go mod edit -replace "k8s.io/apiserver=$patched" "$tmp/go.mod"
+for m in k8s.io/apiserver k8s.io/component-base; do
+  dir=$(copy $m)
+  go mod edit -replace "$m=$dir" "$tmp/go.mod"
+done
+patch k8s.io/apiserver pkg/server/options/serving_with_loopback.go \
+  's/certutil\.GenerateSelfSignedCertKeyWithOptions(/generateLoopbackCertKey(/' 'generateLoopbackCertKey(' 1 \
+  "the loopback certificate"
+cp "$mod/apiserver-patch/loopback_cert.go" "$tmp/src/k8s.io/apiserver/pkg/server/options/zz_oplab_loopback_cert.go"
+patch k8s.io/apiserver pkg/storage/cacher/cacher.go \
+  's/wait\.Jitter(time\.Second, 0\.25)/wait.Jitter(5*time.Second, 0.25)/' 'wait.Jitter(5*time.Second, 0.25)' 2 \
+  "the bookmark timer"
+patch k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
+  's|^\tworkqueue\.SetProvider(prometheusMetricsProvider{})$|\t// oplab: no provider, no metric loops|' '// oplab: no provider' 1 \
+  "the work queues' metrics"
 
 if $prepare_only; then
   # The module graph must resolve with the patched copy in place.
-  go list -modfile "$tmp/go.mod" -m -f '{{.Path}} {{.Version}} => {{with .Replace}}{{.Path}}{{end}}' k8s.io/apiserver
+  go list -modfile "$tmp/go.mod" -m -f '{{.Path}} {{.Version}} => {{with .Replace}}{{.Path}}{{end}}' k8s.io/apiserver k8s.io/component-base
   echo "prepared control plane $kube_version (kwok $kwok_version); nothing compiled"
   exit 0
 fi
