@@ -20,15 +20,18 @@ const idleSettle = 20 * time.Second
 // BenchmarkClusterCreate creates one cluster per iteration and reports the
 // time from Create to usable (s/ready), the summed RSS of its processes once
 // idle (MiB-rss, one metric per component, and MiB-anon, the private part
-// that every further cluster adds; code pages are shared), and its idle CPU use
-// (%cpu-idle, percent of one core, and %cpu-<process> per process).
+// that every further cluster adds; code pages are shared), its idle CPU use
+// (%cpu-idle, percent of one core, and %cpu-<process> per process) and how
+// often its threads are scheduled idle (wakes/s-<process>: context
+// switches a second, the periodic work that costs CPU on a busy machine
+// beyond its own run time).
 // `make bench` prints medians over runs. internal/engine's
 // BenchmarkSessionIdle adds the operator: a whole session's idle CPU.
 func BenchmarkClusterCreate(b *testing.B) {
 	p, _ := clustertest.NewProvider(b)
 	ctx := context.Background()
 	var ready, rss, anon, cpu float64
-	perProcess, cpuPerProcess := map[string]float64{}, map[string]float64{}
+	perProcess, cpuPerProcess, wakesPerProcess := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for i := 0; b.Loop(); i++ {
 		name := "bench-" + strconv.Itoa(i)
 		start := time.Now()
@@ -42,7 +45,7 @@ func BenchmarkClusterCreate(b *testing.B) {
 		if err != nil || s.State != cluster.StateRunning {
 			b.Fatalf("cluster after idling: %v %v", s.State, err)
 		}
-		before := cpuTimes(b, s)
+		before, switched := cpuTimes(b, s), contextSwitches(b, s)
 		t0 := time.Now()
 		time.Sleep(5 * time.Second)
 		window := time.Since(t0)
@@ -50,6 +53,9 @@ func BenchmarkClusterCreate(b *testing.B) {
 			pct := 100 * (used - before[name]).Seconds() / window.Seconds()
 			cpu += pct
 			cpuPerProcess[name] += pct
+		}
+		for name, n := range contextSwitches(b, s) {
+			wakesPerProcess[name] += float64(n-switched[name]) / window.Seconds()
 		}
 		for _, c := range processes(s) {
 			m := memMiB(b, c.PID, "VmRSS:")
@@ -72,6 +78,9 @@ func BenchmarkClusterCreate(b *testing.B) {
 	}
 	for name, c := range cpuPerProcess {
 		b.ReportMetric(c/n, "%cpu-"+name)
+	}
+	for name, w := range wakesPerProcess {
+		b.ReportMetric(w/n, "wakes/s-"+name)
 	}
 }
 
@@ -128,6 +137,32 @@ func cpuTimes(b *testing.B, s cluster.Status) map[string]time.Duration {
 			b.Fatalf("%s: %v", c.Name, err)
 		}
 		out[c.Process] += t
+	}
+	return out
+}
+
+// contextSwitches sums, per process of s, the context switches of all its
+// threads (voluntary and not, from /proc/<pid>/task/*/status): each is a
+// thread put to sleep or woken.
+func contextSwitches(b *testing.B, s cluster.Status) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range processes(s) {
+		tasks, err := os.ReadDir("/proc/" + strconv.Itoa(c.PID) + "/task")
+		if err != nil {
+			b.Fatalf("%s: %v", c.Name, err)
+		}
+		for _, t := range tasks {
+			data, err := os.ReadFile("/proc/" + strconv.Itoa(c.PID) + "/task/" + t.Name() + "/status")
+			if err != nil {
+				continue // the thread ended
+			}
+			for _, line := range strings.Split(string(data), "\n") {
+				if name, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(name, "ctxt_switches") {
+					n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+					out[c.Process] += n
+				}
+			}
+		}
 	}
 	return out
 }
