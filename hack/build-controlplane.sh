@@ -64,11 +64,11 @@ trap 'rm -rf "$tmp"' EXIT
 # Together they were most of the idle kube-controlplane's wake-ups
 # (docs/tuning.md).
 #
-# copy MODULE copies MODULE from the module cache under $tmp/src and
+# copy_module MODULE copies MODULE from the module cache under $tmp/src and
 # prints where. `go list -m` reports no directory for a module that is not
 # in the module cache yet, so it is downloaded first (a no-op when it is
 # there).
-copy() {
+copy_module() {
   local dir
   go mod download "$1"
   dir=$(go list -m -f '{{.Dir}}' "$1")
@@ -81,10 +81,10 @@ copy() {
   chmod -R u+w "$tmp/src/$1"
   echo "$tmp/src/$1"
 }
-# patch MODULE FILE EXPRESSION WRITTEN COUNT WHAT edits FILE of MODULE's
+# patch_module MODULE FILE EXPRESSION WRITTEN COUNT WHAT edits FILE of MODULE's
 # copy with sed's EXPRESSION and checks that COUNT lines hold the text
 # WRITTEN afterwards: a release whose code changed stops the build, named.
-patch() {
+patch_module() {
   local file=$tmp/src/$1/$2
   sed -i "$3" "$file"
   if [ "$(grep -cF -- "$4" "$file")" != "$5" ]; then
@@ -96,17 +96,17 @@ patch() {
 cp go.mod "$tmp/go.mod"
 cp go.sum "$tmp/go.sum"
 for m in k8s.io/apiserver k8s.io/component-base; do
-  dir=$(copy $m)
+  dir=$(copy_module $m)
   go mod edit -replace "$m=$dir" "$tmp/go.mod"
 done
-patch k8s.io/apiserver pkg/server/options/serving_with_loopback.go \
+patch_module k8s.io/apiserver pkg/server/options/serving_with_loopback.go \
   's/certutil\.GenerateSelfSignedCertKeyWithOptions(/generateLoopbackCertKey(/' 'generateLoopbackCertKey(' 1 \
   "the loopback certificate"
 cp "$mod/apiserver-patch/loopback_cert.go" "$tmp/src/k8s.io/apiserver/pkg/server/options/zz_oplab_loopback_cert.go"
-patch k8s.io/apiserver pkg/storage/cacher/cacher.go \
+patch_module k8s.io/apiserver pkg/storage/cacher/cacher.go \
   's/wait\.Jitter(time\.Second, 0\.25)/wait.Jitter(5*time.Second, 0.25)/' 'wait.Jitter(5*time.Second, 0.25)' 2 \
   "the bookmark timer"
-patch k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
+patch_module k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
   's|^\tworkqueue\.SetProvider(prometheusMetricsProvider{})$|\t// oplab: no provider, no metric loops|' '// oplab: no provider' 1 \
   "the work queues' metrics"
 
