@@ -13,7 +13,7 @@ export OPLAB_BIN := $(BIN)
 
 CONTROLPLANE_BINS := $(addprefix $(BIN)/,etcd kube-controlplane kubectl)
 CONTROLPLANE_SRC  := hack/tools/controlplane/go.mod hack/tools/controlplane/go.sum hack/build-controlplane.sh \
-                     $(wildcard hack/tools/controlplane/cmd/*/*.go) $(wildcard hack/tools/controlplane/apiserver-patch/*.go)
+                     $(wildcard hack/tools/controlplane/cmd/*/*.go) $(wildcard hack/tools/controlplane/apiserver-patch/*.go hack/tools/controlplane/apiserver-patch/*/*.go)
 
 .PHONY: all build kit controlplane run test test-short bench clean help kind-env images test-kind
 

@@ -64,6 +64,18 @@ trap 'rm -rf "$tmp"' EXIT
 # Together they were most of the idle kube-controlplane's wake-ups
 # (docs/tuning.md).
 #
+# - kube-apiserver's OpenAPI v2 document is built
+#   when /openapi/v2 is first asked for instead of before the server serves
+#   (apiserver-patch/server/openapi_v2.go): PrepareRun calls
+#   installOpenAPIV2 instead of routes.OpenAPI's InstallV2.
+# - Every server's OpenAPI v3 documents are built each when it is first read
+#   (apiserver-patch/routes/openapi_v3.go), and the /openapi/v3 index names
+#   them by hashes made when they are registered instead of hashes of their
+#   JSON (apiserver-patch/handler3/hashed.go, in a copy of k8s.io/kube-openapi),
+#   so listing them builds nothing.
+#
+# Together they take the OpenAPI documents off every start (docs/tuning.md).
+#
 # copy_module MODULE copies MODULE from the module cache under $tmp/src and
 # prints where. `go list -m` reports no directory for a module that is not
 # in the module cache yet, so it is downloaded first (a no-op when it is
@@ -93,9 +105,15 @@ patch_module() {
     exit 1
   fi
 }
+# add_file FILE DIR copies apiserver-patch/FILE into DIR of the copies as
+# zz_oplab_<its name>, without the build constraint that keeps it out of
+# builds of this module.
+add_file() {
+  grep -v '^//go:build oplab_apiserver_copy$' "$mod/apiserver-patch/$1" > "$tmp/src/$2/zz_oplab_$(basename "$1")"
+}
 cp go.mod "$tmp/go.mod"
 cp go.sum "$tmp/go.sum"
-for m in k8s.io/apiserver k8s.io/component-base; do
+for m in k8s.io/apiserver k8s.io/component-base k8s.io/kube-openapi; do
   dir=$(copy_module $m)
   go mod edit -replace "$m=$dir" "$tmp/go.mod"
 done
@@ -106,13 +124,32 @@ cp "$mod/apiserver-patch/loopback_cert.go" "$tmp/src/k8s.io/apiserver/pkg/server
 patch_module k8s.io/apiserver pkg/storage/cacher/cacher.go \
   's/wait\.Jitter(time\.Second, 0\.25)/wait.Jitter(5*time.Second, 0.25)/' 'wait.Jitter(5*time.Second, 0.25)' 2 \
   "the bookmark timer"
+patch_module k8s.io/apiserver pkg/server/genericapiserver.go \
+  '/= routes\.OpenAPI{$/{N;N;s/routes\.OpenAPI{\n\t*Config: s\.openAPIConfig,\n\t*}\.InstallV2(s\.Handler\.GoRestfulContainer, s\.Handler\.NonGoRestfulMux)$/installOpenAPIV2(s)/}' \
+  'StaticOpenAPISpec = installOpenAPIV2(s)' 1 \
+  "the OpenAPI v2 document built at start"
+add_file server/openapi_v2.go k8s.io/apiserver/pkg/server
+patch_module k8s.io/apiserver pkg/server/routes/openapi.go \
+  's/^func (oa OpenAPI) InstallV3(/func (oa OpenAPI) installV3AtStart(/' 'installV3AtStart(' 1 \
+  "the OpenAPI v3 documents built at start"
+add_file routes/openapi_v3.go k8s.io/apiserver/pkg/server/routes
+patch_module k8s.io/kube-openapi pkg/handler3/handler.go \
+  's/^\tjsonCache cached\.Value\[timedSpec\]$/&\n\thash      string \/\/ oplab: zz_oplab_hashed.go/' 'zz_oplab_hashed.go' 1 \
+  "the OpenAPI v3 index's hashes"
+patch_module k8s.io/kube-openapi pkg/handler3/handler.go \
+  's/, computeETag(json), nil$/, o.etag(json), nil/' 'o.etag(json), nil' 1 \
+  "the OpenAPI v3 index's hashes"
+patch_module k8s.io/kube-openapi pkg/handler3/handler.go \
+  's/caches\[gvName\] = group\.jsonCache$/caches[gvName] = group.indexEntry()/' 'group.indexEntry()' 1 \
+  "the OpenAPI v3 index's hashes"
+add_file handler3/hashed.go k8s.io/kube-openapi/pkg/handler3
 patch_module k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
   's|^\tworkqueue\.SetProvider(prometheusMetricsProvider{})$|\t// oplab: no provider, no metric loops|' '// oplab: no provider' 1 \
   "the work queues' metrics"
 
 if $prepare_only; then
   # The module graph must resolve with the patched copy in place.
-  go list -modfile "$tmp/go.mod" -m -f '{{.Path}} {{.Version}} => {{with .Replace}}{{.Path}}{{end}}' k8s.io/apiserver k8s.io/component-base
+  go list -modfile "$tmp/go.mod" -m -f '{{.Path}} {{.Version}} => {{with .Replace}}{{.Path}}{{end}}' k8s.io/apiserver k8s.io/component-base k8s.io/kube-openapi
   echo "prepared control plane $kube_version (kwok $kwok_version); nothing compiled"
   exit 0
 fi

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -40,6 +43,7 @@ func TestSemantics(t *testing.T) {
 		{"GarbageCollection", testGarbageCollection},
 		{"BootstrapPolicy", testBootstrapPolicy},
 		{"LoopbackCertificate", testLoopbackCertificate},
+		{"OpenAPIDocuments", testOpenAPIDocuments},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -362,5 +366,102 @@ func testLoopbackCertificate(t *testing.T, ctx context.Context, _ kubernetes.Int
 	}
 	if got := certs[0].DNSNames; len(got) != 1 || got[0] != "apiserver-loopback-client" {
 		t.Errorf("loopback certificate names %q, want apiserver-loopback-client", got)
+	}
+}
+
+// testOpenAPIDocuments checks the OpenAPI documents kube-controlplane builds
+// when they are first read (hack/build-controlplane.sh): the v3 index names
+// the built-in group versions and the CRDs' by hashes that each document is
+// then served under, a stale hash is redirected to the current one, and the
+// v2 document holds the built-in types.
+func testOpenAPIDocuments(t *testing.T, ctx context.Context, _ kubernetes.Interface, _ string, cfg *rest.Config) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	get := func(path string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+
+	var index struct {
+		Paths map[string]struct {
+			ServerRelativeURL string `json:"serverRelativeURL"`
+		} `json:"paths"`
+	}
+	// The CRDs' group versions are added by apiextensions' controller
+	// once the CRDs are established.
+	waitFor(t, ctx, "the OpenAPI v3 index to name apps/v1 and KWOK's CRDs", func(context.Context) (bool, error) {
+		if _, body := get("/openapi/v3"); json.Unmarshal(body, &index) != nil {
+			return false, nil
+		}
+		_, apps := index.Paths["apis/apps/v1"]
+		_, kwok := index.Paths["apis/kwok.x-k8s.io/v1alpha1"]
+		return apps && kwok, nil
+	})
+	for _, gv := range []struct{ path, schema string }{
+		{"api/v1", "io.k8s.api.core.v1.Pod"},
+		{"apis/apps/v1", "io.k8s.api.apps.v1.Deployment"},
+		{"apis/apiextensions.k8s.io/v1", "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"},
+		{"apis/kwok.x-k8s.io/v1alpha1", "io.x-k8s.kwok.v1alpha1.Logs"},
+	} {
+		ref := index.Paths[gv.path].ServerRelativeURL
+		u, err := url.Parse(ref)
+		if err != nil || u.Query().Get("hash") == "" {
+			t.Fatalf("index names %s as %q, want a URL with a hash", gv.path, ref)
+		}
+		resp, body := get(ref)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s", ref, resp.Status)
+		}
+		if etag := strings.Trim(resp.Header.Get("Etag"), `"`); etag != u.Query().Get("hash") {
+			t.Errorf("GET %s: ETag %q, want the index's hash", ref, etag)
+		}
+		var doc struct {
+			Components struct {
+				Schemas map[string]json.RawMessage `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(body, &doc); err != nil {
+			t.Fatalf("GET %s: %v", ref, err)
+		}
+		if _, ok := doc.Components.Schemas[gv.schema]; !ok {
+			t.Errorf("GET %s: no schema %s among %d", ref, gv.schema, len(doc.Components.Schemas))
+		}
+	}
+	stale := "/openapi/v3/apis/apps/v1?hash=0123"
+	if resp, _ := get(stale); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != index.Paths["apis/apps/v1"].ServerRelativeURL {
+		t.Errorf("GET %s: %s to %q, want 301 to %q", stale, resp.Status, resp.Header.Get("Location"), index.Paths["apis/apps/v1"].ServerRelativeURL)
+	}
+
+	resp, body := get("/openapi/v2")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /openapi/v2: %s", resp.Status)
+	}
+	var v2 struct {
+		Definitions map[string]json.RawMessage `json:"definitions"`
+	}
+	if err := json.Unmarshal(body, &v2); err != nil {
+		t.Fatalf("GET /openapi/v2: %v", err)
+	}
+	for _, name := range []string{"io.k8s.api.apps.v1.Deployment", "io.k8s.api.core.v1.Pod"} {
+		if _, ok := v2.Definitions[name]; !ok {
+			t.Errorf("/openapi/v2 has no definition %s among %d", name, len(v2.Definitions))
+		}
 	}
 }
