@@ -76,6 +76,12 @@ trap 'rm -rf "$tmp"' EXIT
 #
 # Together they take the OpenAPI documents off every start (docs/tuning.md).
 #
+# - The admission policies' CEL variables object, oldObject, namespace and
+#   params are converted to unstructured when an expression first reads
+#   them instead of before every evaluation
+#   (apiserver-patch/cel/activation_lazy.go): the fence's policies let
+#   trusted callers through on a condition that reads the request alone.
+#
 # copy_module MODULE copies MODULE from the module cache under $tmp/src and
 # prints where. `go list -m` reports no directory for a module that is not
 # in the module cache yet, so it is downloaded first (a no-op when it is
@@ -109,7 +115,7 @@ patch_module() {
 # zz_oplab_<its name>, without the build constraint that keeps it out of
 # builds of this module.
 add_file() {
-  grep -v '^//go:build oplab_apiserver_copy$' "$mod/apiserver-patch/$1" > "$tmp/src/$2/zz_oplab_$(basename "$1")"
+  grep -v '^//go:build ignore$' "$mod/apiserver-patch/$1" > "$tmp/src/$2/zz_oplab_$(basename "$1")"
 }
 cp go.mod "$tmp/go.mod"
 cp go.sum "$tmp/go.sum"
@@ -143,6 +149,18 @@ patch_module k8s.io/kube-openapi pkg/handler3/handler.go \
   's/caches\[gvName\] = group\.jsonCache$/caches[gvName] = group.indexEntry()/' 'group.indexEntry()' 1 \
   "the OpenAPI v3 index's hashes"
 add_file handler3/hashed.go k8s.io/kube-openapi/pkg/handler3
+patch_module k8s.io/apiserver pkg/admission/plugin/cel/activation.go \
+  's/^func newActivation(/func newActivationAtOnce(/' 'func newActivationAtOnce(' 1 \
+  "the admission policies' variables converted when read"
+patch_module k8s.io/apiserver pkg/admission/plugin/cel/activation.go \
+  's/^\tobject, oldObject, params, request, namespace, authorizer, requestResourceAuthorizer, variables interface{}$/&\n\tlazy *lazyVariables \/\/ oplab: zz_oplab_activation_lazy.go/' \
+  'lazy *lazyVariables' 1 \
+  "the admission policies' variables converted when read"
+patch_module k8s.io/apiserver pkg/admission/plugin/cel/activation.go \
+  's/^func (a \*evaluationActivation) ResolveName(name string) (interface{}, bool) {$/&\n\tif v, ok := a.resolveLazy(name); ok {\n\t\treturn v, true\n\t}/' \
+  'a.resolveLazy(name)' 1 \
+  "the admission policies' variables converted when read"
+add_file cel/activation_lazy.go k8s.io/apiserver/pkg/admission/plugin/cel
 patch_module k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
   's|^\tworkqueue\.SetProvider(prometheusMetricsProvider{})$|\t// oplab: no provider, no metric loops|' '// oplab: no provider' 1 \
   "the work queues' metrics"

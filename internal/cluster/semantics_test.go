@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -44,6 +46,7 @@ func TestSemantics(t *testing.T) {
 		{"BootstrapPolicy", testBootstrapPolicy},
 		{"LoopbackCertificate", testLoopbackCertificate},
 		{"OpenAPIDocuments", testOpenAPIDocuments},
+		{"AdmissionPolicyVariables", testAdmissionPolicyVariables},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -464,4 +467,102 @@ func testOpenAPIDocuments(t *testing.T, ctx context.Context, _ kubernetes.Interf
 			t.Errorf("/openapi/v2 has no definition %s among %d", name, len(v2.Definitions))
 		}
 	}
+}
+
+// testAdmissionPolicyVariables checks that an admission policy's
+// expressions read object, oldObject, namespaceObject and params
+// (kube-controlplane converts each when an expression first reads it:
+// hack/build-controlplane.sh), behind a match condition that reads the
+// request alone, as the fence's policies begin.
+func testAdmissionPolicyVariables(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string, _ *rest.Config) {
+	if _, err := cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(`{"metadata":{"labels":{"semantics":"vars"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "limits"},
+		Data:       map[string]string{"max": "3"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	name := "semantics-" + ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
+				ObjectSelector:    &metav1.LabelSelector{MatchLabels: map[string]string{"checked": "yes"}},
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+				}}},
+			},
+			MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "anyone", Expression: "request.userInfo.username != 'nobody'"}},
+			Validations: []admissionregistrationv1.Validation{
+				{Expression: "size(object.data) <= int(params.data.max)", Message: "too many keys"},
+				{Expression: "oldObject == null || object.data.keep == oldObject.data.keep", Message: "keep changed"},
+				{Expression: "'semantics' in namespaceObject.metadata.labels && namespaceObject.metadata.labels['semantics'] == 'vars'", Message: "namespace not labelled"},
+			},
+		},
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Create(ctx, policy, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ParamRef:          &admissionregistrationv1.ParamRef{Name: "limits", Namespace: ns, ParameterNotFoundAction: ptr.To(admissionregistrationv1.DenyAction)},
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+	if _, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+
+	cms := cs.CoreV1().ConfigMaps(ns)
+	checked := func(data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "checked", Labels: map[string]string{"checked": "yes"}}, Data: data}
+	}
+	refused := func(err error, message string) bool {
+		return err != nil && apierrors.IsInvalid(err) && strings.Contains(err.Error(), message)
+	}
+	// The API server enforces a new policy after its next refresh.
+	waitFor(t, ctx, "the policy to refuse four keys (object, params)", func(ctx context.Context) (bool, error) {
+		_, err := cms.Create(ctx, checked(map[string]string{"keep": "a", "b": "", "c": "", "d": ""}), metav1.CreateOptions{})
+		if err == nil {
+			return false, cms.Delete(ctx, "checked", metav1.DeleteOptions{})
+		}
+		return refused(err, "too many keys"), nil
+	})
+	cm, err := cms.Create(ctx, checked(map[string]string{"keep": "a", "b": "1"}), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create within the policy: %v", err)
+	}
+	cm.Data["b"] = "2"
+	if cm, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("update within the policy: %v", err)
+	}
+	cm.Data["keep"] = "b"
+	if _, err := cms.Update(ctx, cm, metav1.UpdateOptions{}); !refused(err, "keep changed") {
+		t.Errorf("update of keep (oldObject): %v, want refused with %q", err, "keep changed")
+	}
+	if _, err := cs.CoreV1().Namespaces().Patch(ctx, ns, types.MergePatchType, []byte(`{"metadata":{"labels":{"semantics":null}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the policy to refuse a write in an unlabelled namespace (namespaceObject)", func(ctx context.Context) (bool, error) {
+		cm, err := cms.Get(ctx, "checked", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		cm.Data["b"] = "3"
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		return refused(err, "namespace not labelled"), nil
+	})
 }

@@ -1,4 +1,4 @@
-//go:build oplab_apiserver_copy
+//go:build ignore
 
 // This file is added to k8s.io/apiserver/pkg/server/routes in the copy of
 // that module kube-controlplane is built against (hack/build-controlplane.sh,
