@@ -135,4 +135,3 @@ func quantiles(b *testing.B, all []time.Duration, unit string) {
 	b.ReportMetric(q(0.5), unit+"-p50")
 	b.ReportMetric(q(0.99), unit+"-p99")
 }
-
