@@ -72,10 +72,8 @@ trap 'rm -rf "$tmp"' EXIT
 #   (apiserver-patch/routes/openapi_v3.go), and the /openapi/v3 index names
 #   them by hashes made when they are registered instead of hashes of their
 #   JSON (apiserver-patch/handler3/hashed.go, in a copy of k8s.io/kube-openapi),
-#   so listing them builds nothing.
-#
-# Together they take the OpenAPI documents off every start (docs/tuning.md).
-#
+#   so listing them builds nothing. Together these two take the OpenAPI
+#   documents off every start (docs/tuning.md).
 # - The admission policies' CEL variables object, oldObject, namespace and
 #   params are converted to unstructured when an expression first reads
 #   them instead of before every evaluation
@@ -112,8 +110,8 @@ patch_module() {
   fi
 }
 # add_file FILE DIR copies apiserver-patch/FILE into DIR of the copies as
-# zz_oplab_<its name>, without the build constraint that keeps it out of
-# builds of this module.
+# zz_oplab_<its name>, without the build constraint that keeps a file that
+# cannot compile on its own out of builds of this module.
 add_file() {
   grep -v '^//go:build ignore$' "$mod/apiserver-patch/$1" > "$tmp/src/$2/zz_oplab_$(basename "$1")"
 }
@@ -126,7 +124,7 @@ done
 patch_module k8s.io/apiserver pkg/server/options/serving_with_loopback.go \
   's/certutil\.GenerateSelfSignedCertKeyWithOptions(/generateLoopbackCertKey(/' 'generateLoopbackCertKey(' 1 \
   "the loopback certificate"
-cp "$mod/apiserver-patch/loopback_cert.go" "$tmp/src/k8s.io/apiserver/pkg/server/options/zz_oplab_loopback_cert.go"
+add_file loopback_cert.go k8s.io/apiserver/pkg/server/options
 patch_module k8s.io/apiserver pkg/storage/cacher/cacher.go \
   's/wait\.Jitter(time\.Second, 0\.25)/wait.Jitter(5*time.Second, 0.25)/' 'wait.Jitter(5*time.Second, 0.25)' 2 \
   "the bookmark timer"

@@ -52,9 +52,8 @@ func (oa OpenAPI) InstallV3(c *restful.Container, mux *mux.PathRecorderMux) *han
 		grouped[t.RootPath()[1:]] = t
 	}
 	for gv, ws := range grouped {
-		config := oa.V3Config
 		build := cached.Once(cached.Func(func() (*spec3.OpenAPI, string, error) {
-			spec, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), config)
+			spec, err := builder3.BuildOpenAPISpecFromRoutes(restfuladapter.AdaptWebServices([]*restful.WebService{ws}), oa.V3Config)
 			if err != nil {
 				klog.Errorf("Failed to build OpenAPI v3 for group %s, %q", gv, err)
 				return nil, "", err
