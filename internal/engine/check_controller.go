@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/lab"
 )
 
@@ -61,6 +63,11 @@ const (
 const (
 	defaultWithin = 15 * time.Second
 	defaultWindow = 5 * time.Second
+	// defaultConflictWindow is how long conflictsRetried has the
+	// controller's writes refused: controller-runtime's back-off retries a
+	// failed pass after 5 ms, doubling, so a pass that returns its error
+	// is tried again about eight times within it and once soon after.
+	defaultConflictWindow = 2 * time.Second
 )
 
 // webAppSpec is a WebApp's spec as the probes write and compare it.
@@ -82,7 +89,7 @@ var (
 func isProbe(p any) bool {
 	switch p.(type) {
 	case *lab.ChildrenMatchSpec, *lab.ChildrenOwned, *lab.ChildrenRepaired, *lab.LevelTriggered,
-		*lab.Idempotent, *lab.StatusTruthful, *lab.FinalizerRuns, *lab.NoHotLoop:
+		*lab.Idempotent, *lab.StatusTruthful, *lab.FinalizerRuns, *lab.NoHotLoop, *lab.ConflictsRetried:
 		return true
 	}
 	return false
@@ -116,6 +123,9 @@ func controllerCheck(p any) checkFn {
 	case *lab.NoHotLoop:
 		w := orDefault(p.Window.Duration, defaultWindow)
 		params, run = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.noHotLoop(ctx, w, p.MaxWrites) }
+	case *lab.ConflictsRetried:
+		w := orDefault(p.Window.Duration, defaultConflictWindow)
+		params, run = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.conflictsRetried(ctx, w) }
 	default:
 		return nil
 	}
@@ -958,4 +968,108 @@ func (l *probeLock) lock(exclusive bool) (unlock func()) {
 	}
 	l.mu.RLock()
 	return l.mu.RUnlock
+}
+
+// The marks of kube-controlplane's ConflictWindow admission plugin
+// (hack/tools/controlplane/cmd/kube-controlplane/conflictwindow.go): until
+// the time, every write of the marked object by the user is refused with
+// 409 Conflict. Only the cluster's admin sets them. The counter of the
+// writes it refused is on the API server's /metrics.
+const (
+	conflictUserKey   = "conflicts.oplab.dev/user"
+	conflictUntilKey  = "conflicts.oplab.dev/until"
+	conflictsRefused  = "oplab_conflict_window_refused_total"
+	serviceAccountFmt = "system:serviceaccount:%s:%s"
+)
+
+// conflictsRetried: for a while after a change of the spec, the API
+// server answers every write of the controller to the WebApp and its
+// children with a conflict, as it does a write that lost a race; once it
+// stops, all is put right. A refused write changes nothing, so no event
+// follows it: only a pass that returned its error, and so was retried
+// after a back-off, answers. One that logs the error and returns nil
+// waits for the next change, which does not come.
+func (pr *probe) conflictsRetried(ctx context.Context, window time.Duration) (bool, string) {
+	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
+		return false, why
+	}
+	pr.settle(ctx)
+	pl, err := controllab.LabPlace(pr.e.labID())
+	if err != nil {
+		return false, err.Error()
+	}
+	before, known, err := pr.e.conflictsRefused(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	if !known {
+		return false, "the API server does not refuse writes on purpose: it has no ConflictWindow admission plugin (oplab's kube-controlplane has)"
+	}
+	until := time.Now().Add(window)
+	if err := pr.markConflicts(ctx, fmt.Sprintf(serviceAccountFmt, pl.Namespace, pl.ServiceAccount), until); err != nil {
+		return false, err.Error()
+	}
+	changed := time.Now()
+	if err := pr.setSpec(ctx, specB); err != nil {
+		return false, err.Error()
+	}
+	took, why, ok := pr.waitFor(ctx, pr.matches)
+	after, _, err := pr.e.conflictsRefused(ctx)
+	if err != nil {
+		return false, err.Error()
+	}
+	refused := after - before
+	if !ok {
+		return false, fmt.Sprintf("WebApp %s's spec changed while the API server refused the controller's writes to it and its children with a conflict for %s (%d refused); not put right within %s of the change: a refused write's error must be returned, so that the pass runs again: %s",
+			pr.name, window, refused, pr.within, why)
+	}
+	if refused == 0 {
+		return false, fmt.Sprintf("WebApp %s's spec changed while the API server would refuse the controller's writes to it with a conflict for %s, but no write came in that time: the controller answered the change only after %s", pr.name, window, tenths(took))
+	}
+	return true, fmt.Sprintf("the API server refused %d of the controller's writes to WebApp %s and its children with a conflict for %s after its spec changed; all was put right %s after the change, %s after the refusals stopped",
+		refused, pr.name, window, tenths(took), tenths(changed.Add(took).Sub(until)))
+}
+
+// markConflicts marks the probe's WebApp and its children for the
+// ConflictWindow plugin: user's writes of them are refused until then.
+func (pr *probe) markConflicts(ctx context.Context, user string, until time.Time) error {
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		conflictUserKey: user, conflictUntilKey: until.UTC().Format(time.RFC3339Nano),
+	}}})
+	opts := metav1.PatchOptions{FieldManager: probeManager}
+	cs := pr.e.cs
+	if _, err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, opts); err != nil {
+		return fmt.Errorf("mark WebApp %s: %w", pr.name, err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, opts); err != nil {
+		return fmt.Errorf("mark ConfigMap %s: %w", pr.name, err)
+	}
+	if _, err := cs.AppsV1().Deployments(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, opts); err != nil {
+		return fmt.Errorf("mark Deployment %s: %w", pr.name, err)
+	}
+	if _, err := cs.CoreV1().Services(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, opts); err != nil {
+		return fmt.Errorf("mark Service %s: %w", pr.name, err)
+	}
+	return nil
+}
+
+// conflictsRefused reads how many writes the API server's ConflictWindow
+// plugin has refused; known is false when it has no such plugin.
+func (e *Engine) conflictsRefused(ctx context.Context) (n int64, known bool, err error) {
+	raw, err := e.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, false, fmt.Errorf("read the API server's metrics: %w", err)
+	}
+	for line := range strings.Lines(string(raw)) {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), conflictsRefused+" ")
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("the API server's %s: %w", conflictsRefused, err)
+		}
+		return int64(f), true, nil
+	}
+	return 0, false, nil
 }

@@ -27,8 +27,8 @@ func controllerChecks(t *testing.T) []lab.Check {
 		}
 		out = append(out, lab.Check{Kind: k.Name, Timeout: lab.Duration{Duration: k.Timeout}, Passes: k.Passes, Weight: 1, Params: p})
 	}
-	if len(out) != 8 {
-		t.Fatalf("%d controller checks, want 8", len(out))
+	if len(out) != 9 {
+		t.Fatalf("%d controller checks, want 9", len(out))
 	}
 	return out
 }
@@ -69,12 +69,15 @@ func TestLearnerControllerChecks(t *testing.T) {
 		"finalizer-stuck": {fail: []string{"finalizerRuns"}, either: []string{"childrenOwned"}},
 		// Every pass brings the next: the children are seldom all there
 		// at once, so a check waiting for them may not see it.
-		"recreate-each-pass": {fail: []string{"idempotent"}, either: []string{"childrenMatchSpec", "childrenOwned", "childrenRepaired", "levelTriggered", "statusTruthful", "noHotLoop", "finalizerRuns"}},
+		"recreate-each-pass": {fail: []string{"idempotent"}, either: []string{"childrenMatchSpec", "childrenOwned", "childrenRepaired", "levelTriggered", "statusTruthful", "noHotLoop", "finalizerRuns", "conflictsRetried"}},
 		// Whether it follows a change of the spec depends on whether its
 		// first status landed before the change.
-		"event-not-state": {fail: []string{"childrenRepaired", "levelTriggered"}, either: []string{"childrenMatchSpec"}},
+		"event-not-state": {fail: []string{"childrenRepaired", "levelTriggered"}, either: []string{"childrenMatchSpec", "conflictsRetried"}},
 		// No Deployment ever has the WebApp's name: nothing converges.
-		"new-child-each-pass": {fail: []string{"childrenMatchSpec", "childrenOwned", "childrenRepaired", "idempotent", "levelTriggered", "noHotLoop", "statusTruthful"}, either: []string{"finalizerRuns"}},
+		"new-child-each-pass": {fail: []string{"childrenMatchSpec", "childrenOwned", "childrenRepaired", "idempotent", "levelTriggered", "noHotLoop", "statusTruthful", "conflictsRetried"}, either: []string{"finalizerRuns"}},
+		// A refused write is logged and dropped: nothing brings the pass
+		// back once the refusals stop.
+		"drops-errors": {fail: []string{"conflictsRetried"}},
 	}
 	for _, v := range variants {
 		if _, ok := want[v]; !ok {

@@ -40,6 +40,7 @@ func controllerCheckSpecs() []KindSpec {
 		newSpec[StatusTruthful]("statusTruthful", "status.observedGeneration and the Ready condition follow the spec and say what the Deployment has", 2*time.Minute, 1),
 		newSpec[FinalizerRuns]("finalizerRuns", "a deleted WebApp is taken out of the registry and its finalizer removed, so that it goes", 2*time.Minute, 1),
 		newSpec[NoHotLoop]("noHotLoop", "a converged WebApp is not written again while nothing changes: no status rewritten pass after pass", 2*time.Minute, 1),
+		newSpec[ConflictsRetried]("conflictsRetried", "writes the API server refuses with a conflict are retried: the error is returned, not dropped, so the pass runs again", 2*time.Minute, 1),
 	}
 }
 
@@ -146,6 +147,24 @@ type NoHotLoop struct {
 	Probe     `yaml:",inline"`
 	Window    Duration `yaml:"window,omitempty"`    // default 5s
 	MaxWrites int      `yaml:"maxWrites,omitempty"` // default 0
+}
+
+// ConflictsRetried passes when the controller puts a WebApp right after
+// the API server refused its writes with a conflict for Window (the
+// ConflictWindow plugin of kube-controlplane): the refused pass returned
+// its error and was retried, with nothing else changing to bring it.
+type ConflictsRetried struct {
+	Probe  `yaml:",inline"`
+	Window Duration `yaml:"window,omitempty"` // default 2s
+}
+
+// Validate implements Validator.
+func (c *ConflictsRetried) Validate() []FieldError {
+	errs := c.Probe.Validate()
+	if c.Window.Duration < 0 || c.Window.Duration > time.Minute {
+		errs = append(errs, FieldError{"window", fmt.Sprintf("must be 0 (the default) to 1m, got %s", c.Window.Duration)})
+	}
+	return errs
 }
 
 // LearnerWritesController says whether l's learner writes its controller

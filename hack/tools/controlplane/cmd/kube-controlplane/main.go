@@ -249,6 +249,7 @@ func parse(name string, sets map[string]*pflag.FlagSet, args []string) error {
 // set-up (logging, signals) done once in run.
 func apiserver(ctx context.Context, args []string) (component, error) {
 	s := apiserveroptions.NewServerRunOptions()
+	registerConflictWindow(s)
 	if err := parse("kube-apiserver", s.Flags().FlagSets, args); err != nil {
 		return component{}, err
 	}

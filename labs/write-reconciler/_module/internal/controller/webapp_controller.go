@@ -95,6 +95,9 @@ func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	//     set, remove the key, then the finalizer.
 	//  5. Requeue only when needed: return ctrl.Result{} when the cluster
 	//     matches; the watches of SetupWithManager bring the next call.
+	//     Return every error a write gives you (ctrl.Result{}, err): the
+	//     pass is then retried after a back-off. A refused write changed
+	//     nothing, so no event brings another call.
 	return ctrl.Result{}, nil
 }
 
