@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -988,61 +989,89 @@ const (
 // stops, all is put right. A refused write changes nothing, so no event
 // follows it: only a pass that returned its error, and so was retried
 // after a back-off, answers. One that logs the error and returns nil
-// waits for the next change, which does not come.
+// waits for the next change, which does not come. A controller that wrote
+// nothing in the window (a busy one answers late) is tried once more with
+// a window twice as long.
 func (pr *probe) conflictsRetried(ctx context.Context, window time.Duration) (bool, string) {
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
 	}
-	pr.settle(ctx)
 	pl, err := controllab.LabPlace(pr.e.labID())
 	if err != nil {
 		return false, err.Error()
 	}
+	user := fmt.Sprintf(serviceAccountFmt, pl.Namespace, pl.ServiceAccount)
+	var late []string
+	for i, spec := range []webAppSpec{specB, specA} {
+		pr.settle(ctx)
+		w := window << i
+		r, err := pr.refuseAndChange(ctx, user, w, spec)
+		if err != nil {
+			return false, err.Error()
+		}
+		switch {
+		case !r.converged:
+			return false, fmt.Sprintf("WebApp %s's spec changed while the API server refused the controller's writes to it and its children with a conflict for %s (%d refused); not put right within %s of the change: a refused write's error must be returned, so that the pass runs again: %s",
+				pr.name, r.left, r.refused, pr.within, r.why)
+		case r.refused > 0:
+			after := "after the refusals stopped"
+			if r.took < r.left {
+				after = "before the refusals stopped (made again, unmarked)"
+			}
+			return true, fmt.Sprintf("%sthe API server refused %d of the controller's writes to WebApp %s and its children with a conflict for %s after its spec changed; all was put right %s after the change, %s",
+				strings.Join(late, ""), r.refused, pr.name, r.left, tenths(r.took), after)
+		case r.left <= 0:
+			late = append(late, fmt.Sprintf("(marking WebApp %s took longer than the %s window) ", pr.name, w))
+		default:
+			late = append(late, fmt.Sprintf("(no write came in the first %s window: the controller answered after %s) ", r.left, tenths(r.took)))
+		}
+	}
+	return false, fmt.Sprintf("%sWebApp %s's spec changed twice while the API server would refuse the controller's writes to it with a conflict, but no write of the controller came while it did", strings.Join(late, ""), pr.name)
+}
+
+// conflictRound is what one window of conflictsRetried saw.
+type conflictRound struct {
+	refused   int64         // the controller's writes refused
+	left      time.Duration // the window, from the change of the spec
+	took      time.Duration // from the change to the children matching it
+	converged bool
+	why       string // what did not match, when the children never did
+}
+
+// refuseAndChange marks the probe's children and WebApp so that user's
+// writes of them are refused for window, changes its spec to s in the
+// same write as the WebApp's mark (no pass comes between), and waits for
+// the children to match.
+func (pr *probe) refuseAndChange(ctx context.Context, user string, window time.Duration, s webAppSpec) (conflictRound, error) {
 	before, known, err := pr.e.conflictsRefused(ctx)
 	if err != nil {
-		return false, err.Error()
+		return conflictRound{}, err
 	}
 	if !known {
-		return false, "the API server does not refuse writes on purpose: it has no ConflictWindow admission plugin (oplab's kube-controlplane has)"
+		return conflictRound{}, errors.New("the API server does not refuse writes on purpose: it has no ConflictWindow admission plugin (oplab's kube-controlplane has)")
 	}
-	// The children are marked first; the WebApp's mark comes with the
-	// change of its spec, in one write, so that no pass comes between.
 	until := time.Now().Add(window)
-	marks := map[string]any{
-		conflictUserKey:  fmt.Sprintf(serviceAccountFmt, pl.Namespace, pl.ServiceAccount),
-		conflictUntilKey: until.UTC().Format(time.RFC3339Nano),
-	}
+	marks := map[string]any{conflictUserKey: user, conflictUntilKey: until.UTC().Format(time.RFC3339Nano)}
 	if err := pr.markChildren(ctx, marks); err != nil {
-		return false, err.Error()
+		return conflictRound{}, err
 	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": marks}, "spec": specObject(specB)})
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": marks}, "spec": specObject(s)})
 	if _, err := pr.e.dyn.Resource(webAppGVR).Namespace(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager}); err != nil {
-		return false, fmt.Sprintf("change the spec of WebApp %s: %v", pr.name, err)
+		return conflictRound{}, fmt.Errorf("change the spec of WebApp %s: %w", pr.name, err)
 	}
 	changed := time.Now()
-	pr.spec = specB
+	pr.spec = s
+	var r conflictRound
 	// What is left of the window once the spec changed: the marks took
 	// some of it.
-	asked := window
-	window = until.Sub(changed).Round(100 * time.Millisecond)
-	took, why, ok := pr.waitFor(ctx, pr.matches)
+	r.left = until.Sub(changed).Round(100 * time.Millisecond)
+	r.took, r.why, r.converged = pr.waitFor(ctx, pr.matches)
 	after, _, err := pr.e.conflictsRefused(ctx)
 	if err != nil {
-		return false, err.Error()
+		return conflictRound{}, err
 	}
-	refused := after - before
-	if !ok {
-		return false, fmt.Sprintf("WebApp %s's spec changed while the API server refused the controller's writes to it and its children with a conflict for %s (%d refused); not put right within %s of the change: a refused write's error must be returned, so that the pass runs again: %s",
-			pr.name, window, refused, pr.within, why)
-	}
-	if refused == 0 && window <= 0 {
-		return false, fmt.Sprintf("WebApp %s and its children were marked for the API server to refuse the controller's writes for %s, but the marks took longer than that: the cluster is too busy to check this now; Check again", pr.name, asked)
-	}
-	if refused == 0 {
-		return false, fmt.Sprintf("WebApp %s's spec changed while the API server would refuse the controller's writes to it with a conflict for %s, but no write came in that time: the controller answered the change only after %s", pr.name, window, tenths(took))
-	}
-	return true, fmt.Sprintf("the API server refused %d of the controller's writes to WebApp %s and its children with a conflict for %s after its spec changed; all was put right %s after the change, %s after the refusals stopped",
-		refused, pr.name, window, tenths(took), tenths(changed.Add(took).Sub(until)))
+	r.refused = after - before
+	return r, nil
 }
 
 // markChildren puts the ConflictWindow plugin's marks on the probe's

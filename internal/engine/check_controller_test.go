@@ -60,7 +60,10 @@ func TestLearnerControllerChecks(t *testing.T) {
 		// it only if the pass its own status write brought came after
 		// the Deployment's pods were ready.
 		"no-owner": {fail: []string{"childrenOwned", "childrenRepaired"}, either: []string{"statusTruthful"}},
-		"hot-loop": {fail: []string{"noHotLoop"}},
+		// Its passes come back to back whatever they return, and they
+		// keep a capped cell busy: its answer to a change may come after
+		// the refusals stopped, twice.
+		"hot-loop": {fail: []string{"noHotLoop"}, either: []string{"conflictsRetried"}},
 		// Nor does a Deployment's readiness reach its status but on the
 		// timer.
 		"timer-only": {fail: []string{"childrenRepaired"}, either: []string{"statusTruthful"}},
