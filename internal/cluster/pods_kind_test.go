@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/cluster/clustertest"
@@ -221,6 +222,13 @@ func TestKindPodsProvider(t *testing.T) {
 		return err == nil && st.State == cluster.StateRunning, nil
 	}); err != nil {
 		st, _ := p.Status(ctx, "ada")
+		// What the control plane said before it stopped, for the reason.
+		for _, previous := range []bool{true, false} {
+			raw, lerr := host.Client.CoreV1().Pods(ns).GetLogs(ada.Name, &corev1.PodLogOptions{
+				Container: "controlplane", Previous: previous, TailLines: ptr.To[int64](60),
+			}).DoRaw(context.WithoutCancel(ctx))
+			t.Logf("ada's controlplane container's log (previous %v, %v):\n%s", previous, lerr, raw)
+		}
 		t.Fatalf("ada's cluster did not come back: %v; status %+v", err, st)
 	}
 	t.Logf("ada's control plane back from its claim %s after the pod's deletion", time.Since(deleted).Round(time.Millisecond))
