@@ -222,7 +222,15 @@ func TestKindPodsProvider(t *testing.T) {
 		return err == nil && st.State == cluster.StateRunning, nil
 	}); err != nil {
 		st, _ := p.Status(ctx, "ada")
-		// What the control plane said before it stopped, for the reason.
+		// How the control plane's container last ended (OOMKilled, an
+		// exit code) and what it said before, for the reason.
+		if pod, gerr := host.Client.CoreV1().Pods(ns).Get(context.WithoutCancel(ctx), ada.Name, metav1.GetOptions{}); gerr == nil {
+			for _, cs := range pod.Status.ContainerStatuses {
+				if term := cs.LastTerminationState.Terminated; term != nil {
+					t.Logf("ada's %s container last ended: %s, exit code %d, after %d restarts", cs.Name, term.Reason, term.ExitCode, cs.RestartCount)
+				}
+			}
+		}
 		for _, previous := range []bool{true, false} {
 			raw, lerr := host.Client.CoreV1().Pods(ns).GetLogs(ada.Name, &corev1.PodLogOptions{
 				Container: "controlplane", Previous: previous, TailLines: ptr.To[int64](60),
