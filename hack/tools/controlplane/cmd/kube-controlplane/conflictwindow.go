@@ -30,9 +30,9 @@ import (
 //	conflicts.oplab.dev/user: system:serviceaccount:webapp-system:webapp-controller
 //	conflicts.oplab.dev/until: 2026-12-06T17:40:02.5Z
 //
-// Until that time every create or update of the object by that user
-// (status and other subresources included) is refused; after it the marks
-// are inert, and anyone may remove them.
+// Until that time every update of the object by that user (a patch or an
+// apply too, status and other subresources included) is refused; after it
+// the marks are inert, and anyone may remove them.
 const (
 	conflictWindowPlugin = "ConflictWindow"
 	conflictUserKey      = "conflicts.oplab.dev/user"
