@@ -2,8 +2,11 @@ package engine
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
 )
@@ -169,4 +172,83 @@ func cpuByName(b *testing.B, pids []int) map[string]time.Duration {
 		out[name] += t
 	}
 	return out
+}
+
+// BenchmarkFailoverCheckCost reports what one Check of the failover lab's
+// first exercise costs the machine once its cluster has failed over and
+// recovered — every goal polled to its passes in a row, as a learner's
+// Check does: the grader's own CPU (this process: the requests, their
+// decoding and the judging) and the cluster's (every process of the
+// session, the API server answering above all), in CPU-milliseconds a
+// Check, with the cluster's idle use over the same time taken off. A
+// class that checks at once shares two cores between thirty of these.
+// The sub-benchmarks are two engines on the same cluster, one reading
+// Kubernetes' own types as protobuf (what the engine does), one as JSON,
+// side by side.
+//
+//	go test -run '^$' -bench '^BenchmarkFailoverCheckCost$' -benchtime 20x -count 3 ./internal/engine/
+func BenchmarkFailoverCheckCost(b *testing.B) {
+	l := shipped(b, "failover")
+	e, c := newEngine(b)
+	ctx := testContext(b, 15*time.Minute)
+	if err := e.Setup(ctx, l, nil); err != nil {
+		b.Fatal(err)
+	}
+	a, err := e.Begin(ctx, l, l.Exercises[0].ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.Chaos(ctx, l, a, nil); err != nil {
+		b.Fatal(err)
+	}
+	if rep, err := e.Check(ctx, l, a, CheckOptions{Timeout: 2 * time.Minute}); err != nil || !rep.Passed {
+		b.Fatalf("goals after the failover: got %v %v, want passed", failed(rep), err)
+	}
+	engines := map[string]*Engine{}
+	for name, ct := range map[string]string{"protobuf": runtime.ContentTypeProtobuf, "json": runtime.ContentTypeJSON} {
+		typedContentType = ct
+		engines[name], err = New(e.t)
+		typedContentType = runtime.ContentTypeProtobuf
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	pids := sessionProcesses(ctx, b, c)
+	clusterCPU := func() time.Duration {
+		var sum time.Duration
+		for _, t := range cpuByName(b, pids) {
+			sum += t
+		}
+		return sum
+	}
+	// The cluster's idle use, to take off what it spends meanwhile.
+	idleFrom, t0 := clusterCPU(), time.Now()
+	time.Sleep(10 * time.Second)
+	idle := float64(clusterCPU()-idleFrom) / float64(time.Since(t0))
+	for _, name := range []string{"protobuf", "json"} {
+		b.Run(name, func(b *testing.B) {
+			e := engines[name]
+			self, cl, t0 := ownCPU(b), clusterCPU(), time.Now()
+			for b.Loop() {
+				if rep, err := e.Check(ctx, l, a, CheckOptions{}); err != nil || !rep.Passed {
+					b.Fatalf("check: got %v %v, want passed", failed(rep), err)
+				}
+			}
+			n := float64(b.N)
+			took := time.Since(t0)
+			used := float64(clusterCPU()-cl) - idle*float64(took)
+			b.ReportMetric((ownCPU(b)-self).Seconds()*1000/n, "CPU-ms-grader/check")
+			b.ReportMetric(used/float64(time.Millisecond)/n, "CPU-ms-cluster/check")
+			b.ReportMetric(float64(took.Milliseconds())/n, "ms/check")
+		})
+	}
+}
+
+// ownCPU is this process's CPU time.
+func ownCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -166,15 +166,16 @@ func (e *Engine) runCheck(ctx context.Context, shared *rounds, a *Attempt, c *la
 	res.Passed, res.Reason, res.Polls = poll(ctx, func(ctx context.Context) (bool, string) {
 		evaluations++
 		return fn(withRound(ctx, shared.nth(evaluations)), e, a)
-	}, budget, interval, max(c.Passes, 1))
+	}, budget, interval, max(c.Passes, 1), o.Held)
 	res.Elapsed = jsonconv.Duration(time.Since(start))
 	return res
 }
 
 // poll evaluates fn every interval until it has passed need times in a
-// row, or until budget (or ctx) ends. It returns the verdict, the last
+// row, or until budget (or ctx) ends; held, a first evaluation that passes
+// is enough (see CheckOptions.Held). It returns the verdict, the last
 // reason and the number of evaluations.
-func poll(ctx context.Context, fn func(context.Context) (bool, string), budget, interval time.Duration, need int) (bool, string, int) {
+func poll(ctx context.Context, fn func(context.Context) (bool, string), budget, interval time.Duration, need int, held bool) (bool, string, int) {
 	deadline := time.Now().Add(budget)
 	run, polls := 0, 0
 	for {
@@ -183,9 +184,9 @@ func poll(ctx context.Context, fn func(context.Context) (bool, string), budget, 
 		if ok {
 			run++
 		} else {
-			run = 0
+			run, held = 0, false
 		}
-		if run >= need {
+		if run >= need || held {
 			return true, why, polls
 		}
 		if time.Now().Add(interval).After(deadline) || ctx.Err() != nil {

@@ -17,14 +17,18 @@ func TestPoll(t *testing.T) {
 		name    string
 		results []bool // results of successive evaluations; the last repeats
 		need    int
+		held    bool // the passes in a row were seen before
 		want    bool
 		polls   int
 		reason  string
 	}{
-		{"passes at once", []bool{true}, 1, true, 1, "r1"},
-		{"needs consecutive passes", []bool{true, false, true, true, true}, 3, true, 5, "r5"},
-		{"too few passes within the budget", []bool{false, true}, 1000, false, 0, "not yet stable"},
-		{"never passes", []bool{false}, 1, false, 0, "r"},
+		{"passes at once", []bool{true}, 1, false, true, 1, "r1"},
+		{"needs consecutive passes", []bool{true, false, true, true, true}, 3, false, true, 5, "r5"},
+		{"too few passes within the budget", []bool{false, true}, 1000, false, false, 0, "not yet stable"},
+		{"never passes", []bool{false}, 1, false, false, 0, "r"},
+		{"held: one pass is enough", []bool{true}, 3, true, true, 1, "r1"},
+		{"held, but failing first: a whole run again", []bool{false, true, true, false, true, true, true}, 3, true, true, 7, "r7"},
+		{"held, never passes", []bool{false}, 3, true, false, 0, "r"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +44,7 @@ func TestPoll(t *testing.T) {
 			}
 			// A budget a loaded machine cannot overrun by oversleeping: the
 			// failing cases must still poll at least 10 times within it.
-			ok, why, polls := poll(context.Background(), fn, 2*time.Second, 10*time.Millisecond, tt.need)
+			ok, why, polls := poll(context.Background(), fn, 2*time.Second, 10*time.Millisecond, tt.need, tt.held)
 			if ok != tt.want {
 				t.Errorf("got passed %v, want %v (reason %q)", ok, tt.want, why)
 			}

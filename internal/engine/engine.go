@@ -165,6 +165,11 @@ type CheckOptions struct {
 	Window time.Duration
 	// Interval between polls of a check; DefaultInterval when zero.
 	Interval time.Duration
+	// Held says the checks were seen to pass their passes in a row already
+	// (a session's Watcher saw the goals hold): a check whose first
+	// evaluation passes is then done, without waiting out the others of a
+	// run; one whose first fails needs its whole run again, as ever.
+	Held bool
 	// Progress, when set, hears of each check as it ends.
 	Progress Progress
 }

@@ -257,7 +257,7 @@ func TestStopOperatorStopsReconciling(t *testing.T) {
 	if err := e.startOperator(ctx); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	ok, why, _ := poll(ctx, func(ctx context.Context) (bool, string) { return e.replicasReady(ctx, l.Target, 2) }, time.Minute, 100*time.Millisecond, 2)
+	ok, why, _ := poll(ctx, func(ctx context.Context) (bool, string) { return e.replicasReady(ctx, l.Target, 2) }, time.Minute, 100*time.Millisecond, 2, false)
 	if !ok {
 		t.Errorf("operator started again: got %s, want 2 ready", why)
 	}

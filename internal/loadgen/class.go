@@ -46,9 +46,11 @@ type Outcome struct {
 	// Checks are the durations of every Check request.
 	Checks []time.Duration
 	// Served: started, and the first exercise passed; Recovery is then
-	// the time to recovery the server recorded (T1 − T0).
+	// the time to recovery the server recorded (T1 − T0), and T1Source
+	// how it found T1 (watched, evidence or check).
 	Served   bool
 	Recovery time.Duration
+	T1Source string
 	Err      error
 }
 
@@ -149,8 +151,8 @@ func Run(ctx context.Context, o Options) (Report, error) {
 			if out[i].Err != nil {
 				say("%s: %v", out[i].Name, out[i].Err)
 			} else {
-				say("%s: first exercise after %s; checks %v; recovered in %s", out[i].Name,
-					out[i].StartToFirst.Round(time.Millisecond), rounded(out[i].Checks), out[i].Recovery)
+				say("%s: first exercise after %s; checks %v; recovered in %s (T1 %s)", out[i].Name,
+					out[i].StartToFirst.Round(time.Millisecond), rounded(out[i].Checks), out[i].Recovery, out[i].T1Source)
 			}
 		})
 	}
@@ -199,7 +201,7 @@ func runLearner(ctx context.Context, o Options, name string) Outcome {
 			return r
 		}
 		if c.Passed {
-			r.Served, r.Recovery = true, time.Duration(c.Recovery)*time.Millisecond
+			r.Served, r.Recovery, r.T1Source = true, time.Duration(c.Recovery)*time.Millisecond, c.T1Source
 			return r
 		}
 		if time.Now().After(deadline) {

@@ -73,6 +73,7 @@ type Check struct {
 	Exercise string `json:"exercise"`
 	Passed   bool   `json:"passed"`
 	Recovery int64  `json:"recoveryMs"`
+	T1Source string `json:"t1Source"`
 }
 
 // Start starts lab; it returns when the server has set it up (or failed).

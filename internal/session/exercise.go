@@ -202,7 +202,10 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	}
 	a := s.work.Attempt
 	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
-	report, err := e.Check(ctx, s.lab, a, engine.CheckOptions{Timeout: m.o.CheckTimeout, Progress: engineProgress(rep)})
+	// Goals a Watcher has seen hold in a row (T1 watched, not cleared
+	// since) need one more pass each, not a new run.
+	held := s.work.T1Source == T1Watched && !a.T1.IsZero()
+	report, err := e.Check(ctx, s.lab, a, engine.CheckOptions{Timeout: m.o.CheckTimeout, Held: held, Progress: engineProgress(rep)})
 	if err != nil {
 		return nil, err
 	}

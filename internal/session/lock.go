@@ -59,6 +59,18 @@ func (m *Manager) tryLock(id string) (func(), bool) {
 	}, true
 }
 
+// busy reports whether this process holds session id's lock now (a
+// learner's request is at work on it). It takes nothing: the answer may
+// be stale by the time it is read.
+func (m *Manager) busy(id string) bool {
+	l := m.mutex(id)
+	if l.TryLock() {
+		l.Unlock()
+		return false
+	}
+	return true
+}
+
 func (m *Manager) mutex(id string) *sync.Mutex {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -85,6 +85,9 @@ func TestRecoveryMoment(t *testing.T) {
 				t.Fatal(err)
 			}
 			seen := recovered(t, e, l.Exercises[exerciseIndex(l, tt.exercise)].Goals, live.work.Attempt)
+			if tt.watch {
+				checkWatcherPace(t, m, s.ID)
+			}
 			if tt.exercise == "delete-primary" {
 				// The learner asks for a hint before checking.
 				checkHintUnlock(t, m, opts, s.ID)
@@ -97,6 +100,13 @@ func TestRecoveryMoment(t *testing.T) {
 			}
 			if !res.Passed || res.T1Source != tt.want {
 				t.Fatalf("check: passed %v, T1 source %q; want passed, %q\n%+v", res.Passed, res.T1Source, tt.want, res.Report)
+			}
+			// Goals the Watcher saw hold in a row need one more pass each;
+			// unwatched, each polls its passes in a row.
+			for _, r := range res.Report.Results {
+				if tt.watch && r.Polls != 1 || !tt.watch && r.Kind == "exactlyOnePrimary" && r.Polls < 3 {
+					t.Errorf("check %s: %d polls; want 1 when watched, its 3 passes in a row when not (watched: %v)", r.Kind, r.Polls, tt.watch)
+				}
 			}
 			// The goals held at seen, and not at the poll 100 ms before;
 			// the bounds allow for records kept to the second and for
@@ -113,6 +123,58 @@ func TestRecoveryMoment(t *testing.T) {
 			}
 			t.Logf("T0 %s, recovered (seen) %s, T1 %s (%s) %v, check %s", clock(a.T0), clock(seen), clock(res.T1), res.T1Source, res.T1Evidence, clock(before))
 		})
+	}
+}
+
+// checkWatcherPace: once a Watcher has seen a session's goals hold (its
+// T1 recorded), it polls that session again only after HeldInterval; and
+// it does not poll a session that is busy, whose learner's own request
+// is at work on it.
+func checkWatcherPace(t *testing.T, m *Manager, id string) {
+	t.Helper()
+	ctx := t.Context()
+	w := m.Watcher(WatchOptions{HeldInterval: time.Hour})
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		w.Poll(ctx)
+		s, err := m.load(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.work.T1Source == T1Watched {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no watched T1 a minute after the recovery: %+v", s.work)
+		}
+	}
+	polled := w.runs[id].polled
+	if polled.IsZero() {
+		t.Fatal("the Watcher never polled the session")
+	}
+	w.Poll(ctx)
+	if got := w.runs[id].polled; !got.Equal(polled) {
+		t.Errorf("a session whose T1 is recorded was polled again at %s, %s after %s: want not within the held interval (1h)",
+			clock(got), got.Sub(polled), clock(polled))
+	}
+
+	busy := m.Watcher(WatchOptions{})
+	// The running Watcher locks the session for a moment when it records.
+	unlock, ok := m.tryLock(id)
+	for i := 0; !ok && i < 100; i++ {
+		time.Sleep(10 * time.Millisecond)
+		unlock, ok = m.tryLock(id)
+	}
+	if !ok {
+		t.Fatal("the session stays locked")
+	}
+	busy.Poll(ctx)
+	unlock()
+	if r, ok := busy.runs[id]; ok {
+		t.Errorf("a busy session was polled: %+v", r)
+	}
+	busy.Poll(ctx)
+	if r := busy.runs[id]; r.polled.IsZero() {
+		t.Errorf("the session, no longer busy, was not polled: %+v", r)
 	}
 }
 

@@ -60,12 +60,21 @@ type settled struct {
 // DefaultWatchInterval is how often a Watcher polls the goals.
 const DefaultWatchInterval = 250 * time.Millisecond
 
+// DefaultHeldInterval is how often a Watcher polls the goals of a session
+// whose T1 it has recorded: the moment is known, and what is left to see
+// is the goals ceasing to hold.
+const DefaultHeldInterval = 2 * time.Second
+
 // WatchOptions configure a Watcher.
 type WatchOptions struct {
 	// Learner limits the watch to one learner's sessions; all when empty.
 	Learner string
 	// Interval between two polls; DefaultWatchInterval when zero.
 	Interval time.Duration
+	// HeldInterval is the least time between two polls of a session whose
+	// goals the Watcher saw come to hold (its T1 recorded);
+	// DefaultHeldInterval when zero.
+	HeldInterval time.Duration
 }
 
 // Watcher polls, in the background, the goals of the sessions in exercise
@@ -74,6 +83,15 @@ type WatchOptions struct {
 // the cluster recovered, not when the learner ran the check. Goals that
 // stop holding clear the record. The web server keeps one running; a CLI
 // command that waits (oplab logs -f) runs one while it waits.
+//
+// It is background work beside the learners' own, and a class breaking
+// its clusters at once makes a lot of it, so it polls no more than it
+// must: a session whose T1 it recorded only every HeldInterval (the
+// moment is known; a break shorter than that may go unseen, as one
+// shorter than Interval always could, and T1 then stays the first
+// recovery's), and none that is busy — a learner's Check evaluates the
+// same goals itself, and settles T1 from the cluster's evidence when the
+// Watcher has not seen it yet.
 //
 // Start starts one goroutine; Stop ends it and returns once it has ended.
 type Watcher struct {
@@ -94,6 +112,7 @@ type run struct {
 	attempt time.Time // the attempt's start, to tell attempts apart
 	first   time.Time
 	n       int
+	polled  time.Time // the last poll's
 }
 
 // Watcher returns a Watcher of the sessions o selects; it does nothing
@@ -101,6 +120,9 @@ type run struct {
 func (m *Manager) Watcher(o WatchOptions) *Watcher {
 	if o.Interval <= 0 {
 		o.Interval = DefaultWatchInterval
+	}
+	if o.HeldInterval <= 0 {
+		o.HeldInterval = DefaultHeldInterval
 	}
 	return &Watcher{m: m, o: o, runs: map[string]run{}}
 }
@@ -187,6 +209,13 @@ func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 		// recovery to time.
 		return
 	}
+	r := w.runs[rec.ID]
+	if !r.attempt.Equal(a.Started) {
+		r = run{attempt: a.Started}
+	}
+	if wk.T1Source == T1Watched && time.Since(r.polled) < w.o.HeldInterval || w.m.busy(rec.ID) {
+		return
+	}
 	e, err := w.m.engine(&rec)
 	if err != nil {
 		return
@@ -196,12 +225,9 @@ func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 	if err != nil {
 		return
 	}
-	r := w.runs[rec.ID]
-	if !r.attempt.Equal(a.Started) {
-		r = run{attempt: a.Started}
-	}
+	r.polled = time.Now()
 	if !rep.Passed {
-		w.runs[rec.ID] = run{attempt: a.Started}
+		w.runs[rec.ID] = run{attempt: a.Started, polled: r.polled}
 		if wk.T1Source == T1Watched {
 			w.record(ctx, rec.ID, a.Started, time.Time{})
 		}

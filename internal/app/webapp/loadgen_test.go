@@ -11,6 +11,7 @@ import (
 	"oplab.dev/oplab/internal/app"
 	"oplab.dev/oplab/internal/class"
 	"oplab.dev/oplab/internal/loadgen"
+	"oplab.dev/oplab/internal/session"
 )
 
 // The class of 30: the load generator (internal/loadgen) drives the lab
@@ -146,6 +147,13 @@ func reportClass(b *testing.B, r loadgen.Report) {
 	b.ReportMetric(float64(loadgen.Quantile(checks, 0.95).Milliseconds()), "check-p95-ms")
 	b.ReportMetric(float64(r.WorstLearnerCheckP95().Milliseconds()), "worst-learner-check-p95-ms")
 	b.ReportMetric(loadgen.Quantile(r.Recoveries(), 0.5).Seconds(), "recovery-p50-s")
+	watched := 0
+	for _, o := range r.Outcomes {
+		if o.Served && o.T1Source == session.T1Watched {
+			watched++
+		}
+	}
+	b.ReportMetric(float64(watched), "t1-watched")
 	m := r.Machine
 	b.ReportMetric(100*m.CPUMean, "cpu-mean-%")
 	b.ReportMetric(100*m.CPUPeak, "cpu-peak-%")
