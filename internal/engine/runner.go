@@ -63,11 +63,6 @@ const RealContainersPace = 5
 // budget is d at the engine's pace.
 func (e *Engine) budget(d time.Duration) time.Duration { return d * e.pace }
 
-// typedContentType is what the engine's typed clients send and ask for:
-// protobuf. BenchmarkFailoverCheckCost sets JSON for an engine to compare
-// the two side by side.
-var typedContentType = runtime.ContentTypeProtobuf
-
 // New returns an Engine for t.
 func New(t Target) (*Engine, error) {
 	if t.Config == nil {
@@ -77,16 +72,7 @@ func New(t Target) (*Engine, error) {
 	// Chaos and checks issue bursts of requests; the defaults (5 qps)
 	// would make a check take seconds.
 	cfg.QPS, cfg.Burst = 100, 200
-	// The typed clients read Kubernetes' own types, which the API server
-	// serves as protobuf: cheaper than JSON to encode there and to decode
-	// here, which counts when a class checks at once. (controller-runtime's
-	// client does the same by itself; the dynamic client stays on JSON.)
-	typed := rest.CopyConfig(cfg)
-	if typedContentType == runtime.ContentTypeProtobuf {
-		typed.ContentType = runtime.ContentTypeProtobuf
-		typed.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	}
-	cs, err := kubernetes.NewForConfig(typed)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("new engine: %w", err)
 	}
