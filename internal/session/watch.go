@@ -221,27 +221,42 @@ func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 		return
 	}
 	goals, need := oncePerPoll(ex.Goals)
-	rep, err := e.RunChecks(ctx, a, goals, engine.CheckOptions{Timeout: time.Nanosecond})
-	if err != nil {
-		return
-	}
-	r.polled = time.Now()
-	if !rep.Passed {
-		w.runs[rec.ID] = run{attempt: a.Started, polled: r.polled}
-		if wk.T1Source == T1Watched {
-			w.record(ctx, rec.ID, a.Started, time.Time{})
+	for {
+		rep, err := e.RunChecks(ctx, a, goals, engine.CheckOptions{Timeout: time.Nanosecond})
+		if err != nil {
+			return
 		}
-		return
-	}
-	if r.n == 0 {
-		r.first = rep.At
-	}
-	r.n++
-	w.runs[rec.ID] = r
-	// Once recorded, the moment stands while the goals hold: a Watcher
-	// started later sees only a later run of the same stretch.
-	if r.n >= need && wk.T1Source != T1Watched {
-		w.record(ctx, rec.ID, a.Started, r.first)
+		r.polled = time.Now()
+		if !rep.Passed {
+			w.runs[rec.ID] = run{attempt: a.Started, polled: r.polled}
+			if wk.T1Source == T1Watched {
+				w.record(ctx, rec.ID, a.Started, time.Time{})
+			}
+			return
+		}
+		if r.n == 0 {
+			r.first = rep.At
+		}
+		r.n++
+		w.runs[rec.ID] = r
+		if r.n >= need {
+			// Once recorded, the moment stands while the goals hold: a
+			// Watcher started later sees only a later run of the same
+			// stretch.
+			if wk.T1Source != T1Watched {
+				w.record(ctx, rec.ID, a.Started, r.first)
+			}
+			return
+		}
+		// A run has begun: see it through now, a poll every Interval,
+		// rather than a poll a round of every session, which takes
+		// seconds when a class has failed over at once. It is as many
+		// polls either way, and T1 is recorded before the learner checks.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.o.Interval):
+		}
 	}
 }
 
