@@ -113,6 +113,7 @@ type run struct {
 	first   time.Time
 	n       int
 	polled  time.Time // the last poll's
+	failed  time.Time // the last poll's that saw a goal fail
 }
 
 // Watcher returns a Watcher of the sessions o selects; it does nothing
@@ -228,7 +229,7 @@ func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 		}
 		r.polled = time.Now()
 		if !rep.Passed {
-			w.runs[rec.ID] = run{attempt: a.Started, polled: r.polled}
+			w.runs[rec.ID] = run{attempt: a.Started, polled: r.polled, failed: rep.At}
 			if wk.T1Source == T1Watched {
 				w.record(ctx, rec.ID, a.Started, time.Time{})
 			}
@@ -244,7 +245,7 @@ func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 			// Watcher started later sees only a later run of the same
 			// stretch.
 			if wk.T1Source != T1Watched {
-				w.record(ctx, rec.ID, a.Started, r.first)
+				w.record(ctx, rec.ID, a.Started, placed(ctx, e, l, a, r))
 			}
 			return
 		}
@@ -258,6 +259,21 @@ func (w *Watcher) pollOne(ctx context.Context, rec store.Session) {
 		case <-time.After(w.o.Interval):
 		}
 	}
+}
+
+// placed is T1 for run r, whose passes began with the poll at r.first: the
+// earliest moment the cluster's records support (Engine.RecoveredAt) when
+// that is after the last poll that saw a goal fail, else r.first. When a
+// class has failed over at once, a sweep of its sessions takes seconds,
+// and the first poll to pass may come well after the recovery; the
+// records place it, as they do for a check with nothing watching, and the
+// failed poll bounds them.
+func placed(ctx context.Context, e *engine.Engine, l *lab.Lab, a *engine.Attempt, r run) time.Time {
+	rec, ok, err := e.RecoveredAt(ctx, l, a, r.first)
+	if err != nil || !ok || !rec.At.After(r.failed) || !rec.At.Before(r.first) {
+		return r.first
+	}
+	return rec.At
 }
 
 // oncePerPoll returns the checks to evaluate once each per poll, and how
