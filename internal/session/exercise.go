@@ -202,14 +202,12 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 	}
 	a := s.work.Attempt
 	rep := m.stepReporter(ctx, s.rec.ID, ex.ID, progress)
-	// Goals a Watcher has seen hold in a row (T1 watched, not cleared
-	// since) need one more pass each, not a new run.
-	held := s.work.T1Source == T1Watched && !a.T1.IsZero()
+	held, records := m.heldBefore(ctx, e, s, ex)
 	report, err := e.Check(ctx, s.lab, a, engine.CheckOptions{Timeout: m.o.CheckTimeout, Held: held, Progress: engineProgress(rep)})
 	if err != nil {
 		return nil, err
 	}
-	t1 := m.settleT1(ctx, e, s, &report)
+	t1 := m.settleT1(ctx, e, s, &report, records)
 	res := &CheckResult{Exercise: ex.ID, Report: report, Passed: report.Passed, Recovery: jsonconv.Millis(report.Recovery),
 		T1: t1.At, T1Source: t1.Source, T1Evidence: t1.Evidence}
 	res.Late = ex.TimeLimit.Duration > 0 && report.At.Sub(since(a))-a.AwayBetween(since(a), report.At) > ex.TimeLimit.Duration
@@ -220,6 +218,34 @@ func (m *Manager) Check(ctx context.Context, id string, progress Progress) (*Che
 		return nil, err
 	}
 	return res, nil
+}
+
+// heldBefore says whether the goals of s's exercise ex are known to have
+// held for a run of passes already, so that a Check needs one more pass of
+// each (engine.CheckOptions.Held): a Watcher saw them hold in a row (T1
+// watched, not cleared since); or, after chaos, the cluster's records show
+// each goal holding since a change longer ago than a run of passes takes,
+// and a second more, the precision of records kept to the second
+// (Engine.RecoveredAt: what a change would have left, it shows). A goal
+// that fails its one more pass needs its whole run, so records read while
+// a goal fails decide nothing; they are returned for settleT1, which
+// places T1 by them only when every goal held at its first evaluation,
+// right after they were read.
+func (m *Manager) heldBefore(ctx context.Context, e *engine.Engine, s *live, ex *lab.Exercise) (bool, *engine.Recovered) {
+	a := s.work.Attempt
+	if s.work.T1Source == T1Watched && !a.T1.IsZero() {
+		return true, nil
+	}
+	if len(ex.Chaos) == 0 || a.T0.IsZero() {
+		return false, nil
+	}
+	now := time.Now()
+	r, ok, err := e.RecoveredAt(ctx, s.lab, a, now)
+	if err != nil || !ok {
+		return false, nil
+	}
+	_, need := oncePerPoll(ex.Goals)
+	return now.Sub(r.At) >= time.Duration(need-1)*engine.DefaultInterval+time.Second, &r
 }
 
 // recordCheck stores the result of a check and, when it passed, moves the

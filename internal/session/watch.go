@@ -26,7 +26,7 @@ const (
 // Watcher saw the goals come to hold, else the earliest the cluster's
 // evidence supports, else the moment of the check; a failing check clears
 // what a Watcher saw, since the goals do not hold after all.
-func (m *Manager) settleT1(ctx context.Context, e *engine.Engine, s *live, report *engine.Report) settled {
+func (m *Manager) settleT1(ctx context.Context, e *engine.Engine, s *live, report *engine.Report, records *engine.Recovered) settled {
 	a := s.work.Attempt
 	if !report.Passed {
 		a.T1, s.work.T1Source = time.Time{}, ""
@@ -36,6 +36,10 @@ func (m *Manager) settleT1(ctx context.Context, e *engine.Engine, s *live, repor
 	switch {
 	case s.work.T1Source == T1Watched && !a.T1.IsZero() && !a.T1.After(report.At):
 		t.At, t.Source = a.T1, T1Watched
+	case records != nil && firstPolls(report):
+		// Read right before the check, whose goals all held at their
+		// first evaluation: the earliest moment the records support.
+		t.At, t.Source, t.Evidence = records.At, T1Evidence, records.Evidence
 	default:
 		r, ok, err := e.RecoveredAt(ctx, s.lab, a, report.At)
 		if err != nil {
@@ -48,6 +52,17 @@ func (m *Manager) settleT1(ctx context.Context, e *engine.Engine, s *live, repor
 	a.T1, s.work.T1Source = t.At, t.Source
 	report.Recovery = a.Recovery()
 	return t
+}
+
+// firstPolls reports whether every check of r passed at its first
+// evaluation.
+func firstPolls(r *engine.Report) bool {
+	for _, res := range r.Results {
+		if !res.Passed || res.Polls != 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // settled is the T1 settleT1 decided, with how it was found.

@@ -50,3 +50,28 @@ func TestWatcherSkips(t *testing.T) {
 		t.Errorf("runs after a poll of sessions that cannot count: got %v, want none", w.runs)
 	}
 }
+
+// TestSettleT1FromRecordsReadBefore: records read right before a check
+// place T1 only when every goal held at its first evaluation, right after
+// they were read; a goal that needed more polls came to hold later than
+// the records knew, and its check reads them again.
+func TestSettleT1FromRecordsReadBefore(t *testing.T) {
+	t.Parallel()
+	t0 := time.Now().Add(-time.Minute)
+	records := &engine.Recovered{At: t0.Add(5 * time.Second), Evidence: []string{"event FailoverComplete"}}
+	at := t0.Add(30 * time.Second)
+	s := &live{work: work{Attempt: &engine.Attempt{Exercise: "x", Started: t0.Add(-time.Second), T0: t0}}}
+	first := engine.Report{Passed: true, At: at, Results: []engine.Result{{Kind: "a", Passed: true, Polls: 1}, {Kind: "b", Passed: true, Polls: 1}}}
+	if got := (&Manager{}).settleT1(t.Context(), nil, s, &first, records); got.Source != T1Evidence || !got.At.Equal(records.At) {
+		t.Errorf("every goal at its first evaluation: got T1 %s (%s), want the records' %s", got.At, got.Source, records.At)
+	}
+	if first.Recovery != 5*time.Second {
+		t.Errorf("time to recovery: got %s, want 5s", first.Recovery)
+	}
+	if firstPolls(&engine.Report{Passed: true, Results: []engine.Result{{Kind: "a", Passed: true, Polls: 1}, {Kind: "b", Passed: true, Polls: 3}}}) {
+		t.Error("a goal polled three times: firstPolls says every goal held at its first evaluation")
+	}
+	if firstPolls(&engine.Report{Results: []engine.Result{{Kind: "a", Polls: 1}}}) {
+		t.Error("a failed goal: firstPolls says every goal held")
+	}
+}
