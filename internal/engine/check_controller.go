@@ -991,9 +991,13 @@ const (
 // stops, all is put right. A refused write changes nothing, so no event
 // follows it: only a pass that returned its error, and so was retried
 // after a back-off, answers. One that logs the error and returns nil
-// waits for the next change, which does not come. A controller that wrote
-// nothing in the window (a busy one answers late) is tried once more with
-// a window twice as long.
+// waits for the next change, which does not come — or for an event it did
+// not ask for (a child's status), which may come after the window and put
+// all right. So the check also wants the retries: the back-off doubles,
+// so a controller that returns the error is refused after the window's
+// first third again, where one that drops it was refused in one pass. A
+// controller whose first write came after that third (a busy one answers
+// late) is tried again with a window twice as long, twice at the most.
 func (pr *probe) conflictsRetried(ctx context.Context, window time.Duration) (bool, string) {
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
@@ -1004,7 +1008,9 @@ func (pr *probe) conflictsRetried(ctx context.Context, window time.Duration) (bo
 	}
 	user := fmt.Sprintf(serviceAccountFmt, pl.Namespace, pl.ServiceAccount)
 	var late []string
-	for i, spec := range []webAppSpec{specB, specA} {
+	// A slow controller (its cell is capped, and busy) may answer late in
+	// a window; each window is twice the one before.
+	for i, spec := range []webAppSpec{specB, specA, specB} {
 		pr.settle(ctx)
 		w := window << i
 		r, err := pr.refuseAndChange(ctx, user, w, spec)
@@ -1015,25 +1021,32 @@ func (pr *probe) conflictsRetried(ctx context.Context, window time.Duration) (bo
 		case !r.converged:
 			return false, fmt.Sprintf("WebApp %s's spec changed while the API server refused the controller's writes to it and its children with a conflict for %s (%d refused); not put right within %s of the change: a refused write's error must be returned, so that the pass runs again: %s",
 				pr.name, r.left, r.refused, pr.within, r.why)
+		case r.refused > 0 && r.took < r.left:
+			return true, fmt.Sprintf("%sthe API server refused %d of the controller's writes to WebApp %s and its children with a conflict for %s after its spec changed; all was put right %s after the change, before the refusals stopped (made again, unmarked)",
+				strings.Join(late, ""), r.refused, pr.name, r.left, tenths(r.took))
+		case r.refused > 0 && r.early > 0 && r.refused > r.early:
+			return true, fmt.Sprintf("%sthe API server refused %d of the controller's writes to WebApp %s and its children with a conflict for %s after its spec changed, %d of them after its first third: the controller tried again; all was put right %s after the change, after the refusals stopped",
+				strings.Join(late, ""), r.refused, pr.name, r.left, r.refused-r.early, tenths(r.took))
+		case r.refused > 0 && r.early > 0:
+			return false, fmt.Sprintf("%sthe API server refused %d of the controller's writes to WebApp %s and its children with a conflict in the first third of the %s after its spec changed, and none after: the controller did not try again while it refused; all was put right %s after the change, by a pass something else began. A refused write's error must be returned, so that the pass runs again",
+				strings.Join(late, ""), r.refused, pr.name, r.left, tenths(r.took))
 		case r.refused > 0:
-			after := "after the refusals stopped"
-			if r.took < r.left {
-				after = "before the refusals stopped (made again, unmarked)"
-			}
-			return true, fmt.Sprintf("%sthe API server refused %d of the controller's writes to WebApp %s and its children with a conflict for %s after its spec changed; all was put right %s after the change, %s",
-				strings.Join(late, ""), r.refused, pr.name, r.left, tenths(r.took), after)
+			// Its first refused write came after the first third: too
+			// late to see it try again in this window.
+			late = append(late, fmt.Sprintf("(the controller's first write came after the first third of a %s window: too late to see it try again) ", r.left))
 		case r.left <= 0:
 			late = append(late, fmt.Sprintf("(marking WebApp %s took longer than the %s window) ", pr.name, w))
 		default:
 			late = append(late, fmt.Sprintf("(no write came in the first %s window: the controller answered after %s) ", r.left, tenths(r.took)))
 		}
 	}
-	return false, fmt.Sprintf("%sWebApp %s's spec changed twice while the API server would refuse the controller's writes to it with a conflict, but no write of the controller came while it did", strings.Join(late, ""), pr.name)
+	return false, fmt.Sprintf("%sWebApp %s's spec changed three times while the API server would refuse the controller's writes to it with a conflict, but the controller's writes never came early enough in the window to see whether it tries again", strings.Join(late, ""), pr.name)
 }
 
 // conflictRound is what one window of conflictsRetried saw.
 type conflictRound struct {
 	refused   int64         // the controller's writes refused
+	early     int64         // of those, in the first third of left
 	left      time.Duration // the window, from the change of the spec
 	took      time.Duration // from the change to the children matching it
 	converged bool
@@ -1067,12 +1080,47 @@ func (pr *probe) refuseAndChange(ctx context.Context, user string, window time.D
 	// What is left of the window once the spec changed: the marks took
 	// some of it.
 	r.left = until.Sub(changed).Round(100 * time.Millisecond)
+	// The refusals of the window's first third, counted apart: a
+	// controller that returns a refused write's error tries again with a
+	// backoff that doubles, so it is refused in the last two thirds too
+	// (its last try before the window ends comes in its second half); one
+	// that drops the error is refused in one pass, in one part, and is put
+	// right only if something else begins a pass after the window.
+	third := make(chan int64, 1)
+	go func() {
+		t := time.NewTimer(time.Until(changed.Add(until.Sub(changed) / 3)))
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			third <- -1
+			return
+		case <-t.C:
+		}
+		n, _, err := pr.e.conflictsRefused(ctx)
+		if err != nil {
+			n = -1
+		}
+		third <- n
+	}()
 	r.took, r.why, r.converged = pr.waitFor(ctx, pr.matches)
+	mid := <-third
+	if mid < 0 {
+		return conflictRound{}, errors.New("read the API server's metrics a third into the window")
+	}
+	// The window has passed or the children match: a wait for the window
+	// to end, when they matched before it did, so no refusal is missed.
+	if d := time.Until(until); d > 0 && r.converged {
+		select {
+		case <-ctx.Done():
+			return conflictRound{}, ctx.Err()
+		case <-time.After(d):
+		}
+	}
 	after, _, err := pr.e.conflictsRefused(ctx)
 	if err != nil {
 		return conflictRound{}, err
 	}
-	r.refused = after - before
+	r.refused, r.early = after-before, mid-before
 	return r, nil
 }
 
