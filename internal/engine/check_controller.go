@@ -103,8 +103,9 @@ func controllerCheck(p any) checkFn {
 	var (
 		params lab.Probe
 		run    func(pr *probe, ctx context.Context) (bool, string)
-		// exclusive: the scenario stops the controller, so no other
-		// probe may run beside it.
+		// exclusive: no other probe may run beside it — its scenario
+		// stops the controller, or times the controller's answers, which
+		// the other probes' passes delay: the controller has one worker.
 		exclusive bool
 	)
 	switch p := p.(type) {
@@ -128,7 +129,7 @@ func controllerCheck(p any) checkFn {
 		params, run = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.noHotLoop(ctx, w, p.MaxWrites) }
 	case *lab.ConflictsRetried:
 		w := orDefault(p.Window.Duration, defaultConflictWindow)
-		params, run = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.conflictsRetried(ctx, w) }
+		params, run, exclusive = p.Probe, func(pr *probe, ctx context.Context) (bool, string) { return pr.conflictsRetried(ctx, w) }, true
 	default:
 		return nil
 	}
@@ -961,7 +962,7 @@ func (pr *probe) noHotLoop(ctx context.Context, window time.Duration, maxWrites 
 }
 
 // probeLock lets controller checks run side by side, except one that
-// stops the controller, which runs alone.
+// stops the controller or times its retries, which runs alone.
 type probeLock struct{ mu sync.RWMutex }
 
 func (l *probeLock) lock(exclusive bool) (unlock func()) {
@@ -998,6 +999,9 @@ const (
 // first third again, where one that drops it was refused in one pass. A
 // controller whose first write came after that third (a busy one answers
 // late) is tried again with a window twice as long, twice at the most.
+// It runs alone: beside the other probes, whose passes take the
+// controller's one worker, a retry that returned its error came seconds
+// late, after the window, as a dropped one's stray pass does.
 func (pr *probe) conflictsRetried(ctx context.Context, window time.Duration) (bool, string) {
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
