@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"oplab.dev/oplab/internal/cluster/clustertest"
 	"oplab.dev/oplab/internal/room"
 	"oplab.dev/oplab/internal/session"
@@ -18,7 +20,13 @@ import (
 // runs, and what the session costs while it sleeps frozen, measured as
 // admission measures a cluster (room.Meter: the CPU of its processes over
 // ten seconds, and their PSS): the targets are under 2 s from memory,
-// under 5 s from disk, and 0 millicores asleep.
+// under 5 s from disk, and 0 millicores asleep. It also reports what a
+// wake from disk costs the machine, counted to 5 s after it returned, as
+// BenchmarkStartCost counts a start: CPU-s/wake-stopped in all,
+// CPU-s-wake-oplab for the server's own process and CPU-s-wake-<process>
+// for each of the session's processes, every one of which the wake
+// started. Thirty learners coming back within a minute is thirty of
+// them beside thirty awake clusters (BenchmarkSixtySessions).
 //
 //	go test -run '^$' -bench Wake -benchtime 10x -count 1 ./internal/app/
 func BenchmarkWake(b *testing.B) {
@@ -51,8 +59,15 @@ func BenchmarkWake(b *testing.B) {
 		}
 		return took
 	}
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		b.Fatal(err)
+	}
+	clusters := filepath.Join(dir, "clusters")
 	var frozen, stopped []time.Duration
 	var asleep room.Cost
+	var wakeCPU float64
+	wakePer := map[string]float64{}
 	for b.Loop() {
 		time.Sleep(5 * time.Second) // past the last wake's work
 		sleep(session.SleepOptions{Freeze: time.Nanosecond})
@@ -72,12 +87,36 @@ func BenchmarkWake(b *testing.B) {
 		frozen = append(frozen, wake())
 		time.Sleep(5 * time.Second)
 		sleep(session.SleepOptions{Freeze: time.Nanosecond, Stop: time.Nanosecond})
+		before := ownCPU(b)
 		stopped = append(stopped, wake())
+		time.Sleep(5 * time.Second) // the woken cluster's informers and the operator's first passes
+		self := ownCPU(b) - before
+		wakeCPU += self
+		wakePer["oplab"] += self
+		procs, err := fs.AllProcs()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range procs {
+			if !inCluster(p, clusters) {
+				continue
+			}
+			if s, err := p.Stat(); err == nil {
+				wakeCPU += s.CPUTime()
+				wakePer[s.Comm] += s.CPUTime()
+			}
+		}
 	}
 	reportQuantiles(b, frozen, "ms-frozen")
 	reportQuantiles(b, stopped, "ms-stopped")
 	b.ReportMetric(asleep.CPU*1000, "millicores/asleep")
 	b.ReportMetric(float64(asleep.Memory)/room.MiB, "MiB/asleep")
+	if n := float64(len(stopped)); n > 0 {
+		b.ReportMetric(wakeCPU/n, "CPU-s/wake-stopped")
+		for name, c := range wakePer {
+			b.ReportMetric(c/n, "CPU-s-wake-"+name)
+		}
+	}
 }
 
 // openSleeping opens an App admitting starts by ad in a new data
