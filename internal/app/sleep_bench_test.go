@@ -93,19 +93,7 @@ func BenchmarkWake(b *testing.B) {
 		self := ownCPU(b) - before
 		wakeCPU += self
 		wakePer["oplab"] += self
-		procs, err := fs.AllProcs()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range procs {
-			if !inCluster(p, clusters) {
-				continue
-			}
-			if s, err := p.Stat(); err == nil {
-				wakeCPU += s.CPUTime()
-				wakePer[s.Comm] += s.CPUTime()
-			}
-		}
+		wakeCPU += clusterCPU(b, fs, clusters, wakePer)
 	}
 	reportQuantiles(b, frozen, "ms-frozen")
 	reportQuantiles(b, stopped, "ms-stopped")

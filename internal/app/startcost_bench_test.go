@@ -51,22 +51,7 @@ func BenchmarkStartCost(b *testing.B) {
 		self := ownCPU(b) - before
 		total += self
 		per["oplab"] += self
-		clusters := filepath.Join(dir, "clusters")
-		procs, err := fs.AllProcs()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range procs {
-			if !inCluster(p, clusters) {
-				continue
-			}
-			s, err := p.Stat()
-			if err != nil {
-				continue
-			}
-			total += s.CPUTime()
-			per[s.Comm] += s.CPUTime()
-		}
+		total += clusterCPU(b, fs, filepath.Join(dir, "clusters"), per)
 		if _, err := a.sessions.Stop(ctx, st.ID, "the benchmark ended", nil); err != nil {
 			b.Fatal(err)
 		}
@@ -93,6 +78,28 @@ func ownCPU(b *testing.B) float64 {
 	}
 	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return sec(self.Utime) + sec(self.Stime) + sec(children.Utime) + sec(children.Stime)
+}
+
+// clusterCPU returns the CPU time, in seconds, of every process of the
+// clusters under dir since it started, and adds each one's to per under
+// its command's name.
+func clusterCPU(b *testing.B, fs procfs.FS, dir string, per map[string]float64) float64 {
+	b.Helper()
+	procs, err := fs.AllProcs()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total float64
+	for _, p := range procs {
+		if !inCluster(p, dir) {
+			continue
+		}
+		if s, err := p.Stat(); err == nil {
+			total += s.CPUTime()
+			per[s.Comm] += s.CPUTime()
+		}
+	}
+	return total
 }
 
 // inCluster reports whether p is one of the processes of a cluster under
