@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -122,12 +123,32 @@ func SchemaVersion() int { return len(migrations) }
 // migrate applies the steps the database has not had yet, each in a
 // transaction of its own, and refuses a database from a newer oplab.
 func (s *DB) migrate(ctx context.Context) error {
+	began := time.Now()
 	for {
 		done, err := s.migrateOne(ctx)
+		if busy(err) && time.Since(began) < BusyTimeout {
+			// Several processes opening a new SQLite file at once: while
+			// one turns it to WAL, another's BEGIN is refused at once,
+			// without the busy handler's wait (6 opens in 300 of four at
+			// once, TestConcurrentOpenMigratesOnce). Try again.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+			continue
+		}
 		if err != nil || done {
 			return err
 		}
 	}
+}
+
+// busy reports whether err is SQLite's SQLITE_BUSY, any of its extended
+// codes included.
+func busy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
 // migrateOne applies the next step, if any; done reports that none was
