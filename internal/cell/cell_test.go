@@ -2,6 +2,7 @@ package cell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -237,4 +238,27 @@ func freePorts(t *testing.T, n int) []int {
 		l.Close()
 	}
 	return out
+}
+
+// TestHolderPortTaken: a forward whose host port another process holds
+// fails Holder with EADDRINUSE, which the embedded provider answers with
+// other ports, and releases what it opened before: the port forwarded
+// before it is free again.
+func TestHolderPortTaken(t *testing.T) {
+	ports := freePorts(t, 1)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	spec := Spec{Dir: t.TempDir(), Init: "/nonexistent/cell", Forwards: []int{ports[0], taken.Addr().(*net.TCPAddr).Port}}
+	h, err := spec.Holder()
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("Holder: got %v, %v; want EADDRINUSE", h, err)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])))
+	if err != nil {
+		t.Fatalf("the port forwarded before the taken one was not released: %v", err)
+	}
+	l.Close()
 }

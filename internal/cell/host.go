@@ -91,10 +91,12 @@ func (s Spec) Holder() (h *Holder, err error) {
 	if err := s.Own(); err != nil {
 		return nil, err
 	}
-	h = &Holder{}
+	// held, not h: a failing return sets h to nil before this runs.
+	held := &Holder{}
+	h = held
 	defer func() {
 		if err != nil {
-			h.Close()
+			held.Close()
 		}
 	}()
 	infoR, infoW, err := os.Pipe()
