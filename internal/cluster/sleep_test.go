@@ -29,7 +29,15 @@ func init() {
 		return
 	}
 	for {
-		if err := os.WriteFile(path, []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o644); err != nil {
+		// Written aside and renamed over the beat, so that a reader never
+		// finds it truncated and not yet written: the process may be
+		// stopped, or frozen, between the two.
+		next := path + ".next"
+		err := os.WriteFile(next, []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o644)
+		if err == nil {
+			err = os.Rename(next, path)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
 		time.Sleep(50 * time.Millisecond)
