@@ -30,8 +30,11 @@ $(CONTROLPLANE_BINS) &: $(CONTROLPLANE_SRC)
 	./hack/build-controlplane.sh $(BIN)
 	@touch $(CONTROLPLANE_BINS)
 
-build: ## Build oplab, pg-operator and hostpod into ./bin
-	$(GO) build -o $(BIN)/ ./cmd/...
+# conflictwindow runs in a kind cluster's pod whose root is the node's
+# pause image: it is built without cgo, so that it needs no C library.
+build: ## Build oplab, pg-operator, hostpod and the programs of the cells into ./bin
+	$(GO) build -o $(BIN)/ $$($(GO) list ./cmd/... | grep -v '/cmd/conflictwindow$$')
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/ ./cmd/conflictwindow
 
 # The build kit (hack/build-kit.sh): the toolchain, modules and warm build
 # cache with which a learner's own controller is built in their cell. It
@@ -146,7 +149,7 @@ define kind_tests
 	  OPLAB_KIND_SLOW=$(1) $(GO) test -p 1 -count=1 -timeout 60m -run 'Kind|PostgresImage' $(KIND_TEST_PKGS)
 endef
 
-test-kind: controlplane build ## Run the kind tests, every lab's self-test on kind included (~18 min)
+test-kind: controlplane build kit ## Run the kind tests, every lab's self-test on kind included (~18 min)
 	$(call kind_tests,1)
 
 clean: ## Remove ./bin

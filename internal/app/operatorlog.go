@@ -62,19 +62,19 @@ func (a *App) liveLog(ctx context.Context, id, labID string) (oplog.Source, erro
 // lab labID runs it; it does not wake a sleeping session (the logs of a
 // cluster that can sleep, an embedded one's, are its files).
 func (a *App) logOf(ctx context.Context, p *cluster.Provider, name, labID string) (oplog.Source, error) {
+	cfg, err := p.RESTConfig(name)
+	if err != nil {
+		return nil, err
+	}
 	rel := install.Reference
 	if l, err := a.course.Lab(labID); err == nil && l.LearnerWritesController() {
-		return controllab.LogOf(ctx, p, name)
+		return controllab.LogOf(ctx, p, name, labID, cfg)
 	} else if err == nil && l.Operator != "" {
 		o, err := thirdparty.Find(l.Operator)
 		if err != nil {
 			return nil, err
 		}
 		rel = o.Release
-	}
-	cfg, err := p.RESTConfig(name)
-	if err != nil {
-		return nil, err
 	}
 	return install.OperatorLog(p, name, cfg, rel), nil
 }

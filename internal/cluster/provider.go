@@ -139,6 +139,9 @@ type KindOptions struct {
 	ConfigPath string
 	// Engine is "docker" or "podman"; detected when empty.
 	Engine string
+	// Shared are directories every node binds read-only at the same path:
+	// oplab's bin directory, whose build kit a learner's build uses.
+	Shared []string
 }
 
 // DefaultKindNodeImage is the upstream kind node image of oplab's
@@ -169,7 +172,7 @@ var ErrNoEngine = kind.ErrNoEngine
 func ProviderWithKind(o KindOptions) ProviderOption {
 	return func(p *Provider) error {
 		b, err := kind.New(kind.Options{DataDir: o.DataDir, NodeImage: o.NodeImage, ConfigPath: o.ConfigPath, Engine: o.Engine, Logger: p.logger,
-			Budget: p.budget.Or(budget.Kind)})
+			Shared: o.Shared, Budget: p.budget.Or(budget.Kind)})
 		if err != nil {
 			return err
 		}
@@ -340,7 +343,8 @@ const (
 // its part. A front end fills them from its configuration (oplab's CLI,
 // from its flags and environment); nothing here reads the environment.
 type Options struct {
-	// BinDir holds the control-plane binaries (embedded).
+	// BinDir holds the control-plane binaries (embedded) and the build kit
+	// (embedded and kind, whose nodes bind it).
 	BinDir string
 	// DataDir holds the clusters' state and kubeconfigs (every backend).
 	DataDir string
@@ -364,7 +368,11 @@ func ProviderByName(name string, o Options) ProviderOption {
 			return ProviderWithEmbedded(o.BinDir, o.DataDir)(p)
 		}
 	case ProviderKind:
-		return ProviderWithKind(KindOptions{DataDir: o.DataDir, NodeImage: o.KindNodeImage, ConfigPath: o.KindConfig})
+		var shared []string
+		if o.BinDir != "" {
+			shared = []string{o.BinDir}
+		}
+		return ProviderWithKind(KindOptions{DataDir: o.DataDir, NodeImage: o.KindNodeImage, ConfigPath: o.KindConfig, Shared: shared})
 	case ProviderPods:
 		return func(p *Provider) error {
 			po, err := PodsFrom(o.Pods, o.DataDir)
@@ -702,6 +710,17 @@ func (p *Provider) Confine(ctx context.Context, cluster string, c Sandbox, prog 
 		return "", nil, fmt.Errorf("confine %s: %w", prog, ErrUnsupported)
 	}
 	return w.Confine(ctx, cluster, c, prog, args)
+}
+
+// ConfinedPod returns the spec of a pod of the cluster that runs prog with
+// args confined, seeing only what c lists (see providers.PodWorkshop): a
+// learner's controller, where the cluster's pods run real containers.
+func (p *Provider) ConfinedPod(ctx context.Context, cluster string, c Sandbox, prog string, args []string) (corev1.PodSpec, error) {
+	w, ok := p.backend.(providers.PodWorkshop)
+	if !ok {
+		return corev1.PodSpec{}, fmt.Errorf("confine %s in a pod: %w", prog, ErrUnsupported)
+	}
+	return w.ConfinedPod(ctx, cluster, c, prog, args)
 }
 
 // CellExec runs the far end of a web console command (console.Remote) in a

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -149,7 +148,9 @@ func (b Builder) Build(ctx context.Context, files Files) (*Build, error) {
 		Stdout: out, Stderr: out,
 	})
 	res := &Build{Output: out.String(), Took: time.Since(start)}
-	var exit *exec.ExitError
+	// *exec.ExitError where the build is a process here, a
+	// *cluster.ExitError where it is a pod.
+	var exit interface{ ExitCode() int }
 	switch {
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("the build did not finish within %s", timeout)
@@ -158,6 +159,11 @@ func (b Builder) Build(ctx context.Context, files Files) (*Build, error) {
 		return res, nil
 	case err != nil:
 		return nil, fmt.Errorf("build: %w", err)
+	}
+	// The build's user owns bin: what is there must be the program it
+	// wrote, not a link to a file of this machine's.
+	if fi, err := os.Lstat(bin + ".new"); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("the build wrote no program (%v)", err)
 	}
 	if err := os.Rename(bin+".new", bin); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
+	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/labs"
 )
 
@@ -59,4 +60,11 @@ func LabPlace(id string) (Place, error) {
 		ServiceAccount: sa,
 		Selector:       metav1.FormatLabelSelector(found.Spec.Selector),
 	}, nil
+}
+
+// Release is where lab id's controller runs, as an operator release: what
+// the engine's operatorReady, stopOperator and startOperator act on, and
+// whose pod's log is the controller's where it runs as a pod.
+func (pl Place) Release(id string) install.Release {
+	return install.Release{Name: id, Namespace: pl.Namespace, Deployment: pl.Deployment, Container: pl.Container}
 }

@@ -13,6 +13,7 @@ import (
 
 	"oplab.dev/oplab/internal/cluster"
 	"oplab.dev/oplab/internal/operator/hostpod"
+	"oplab.dev/oplab/internal/operator/install"
 	"oplab.dev/oplab/internal/oplog"
 )
 
@@ -71,12 +72,20 @@ func Log(workspace string) oplog.Location {
 	return oplog.Location{Dir: filepath.Join(workspace, runDir)}
 }
 
-// LogOf is the log of cluster's learner's controller, as package oplog
-// reads an operator's: its previous run's file and its current one's.
-func LogOf(ctx context.Context, w interface {
-	Workspace(ctx context.Context, cluster string) (string, error)
-}, cluster string) (oplog.Files, error) {
-	ws, err := w.Workspace(ctx, cluster)
+// LogOf is the log of lab id's controller in cluster name, as package
+// oplog reads an operator's: where it runs as a host process, the files
+// hostpod writes in the workspace (its previous run's and its current
+// one's); where it runs as a pod (PodController), the pod's log, read
+// with admin.
+func LogOf(ctx context.Context, p *cluster.Provider, name, id string, admin *rest.Config) (oplog.Source, error) {
+	if !p.Info().Capabilities.HostProcesses {
+		pl, err := LabPlace(id)
+		if err != nil {
+			return nil, err
+		}
+		return install.PodLog{Config: admin, Release: pl.Release(id)}, nil
+	}
+	ws, err := p.Workspace(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,13 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,24 +35,25 @@ func learnerRelease(id string) (install.Release, error) {
 	if err != nil {
 		return install.Release{}, err
 	}
-	return install.Release{Name: id, Namespace: pl.Namespace, Deployment: pl.Deployment, Container: pl.Container}, nil
+	return pl.Release(id), nil
 }
 
-// learnerLog is the learner's controller's log, where controllab.Controller
-// writes it in the cluster's workspace.
-func (e *Engine) learnerLog() LogSource {
+// learnerLog is the log of lab id's learner's controller, where
+// controllab.LogOf reads it.
+func (e *Engine) learnerLog(id string) LogSource {
 	if e.t.Provider == nil {
 		return nil
 	}
-	files, err := controllab.LogOf(context.Background(), e.t.Provider, e.t.Cluster)
+	src, err := controllab.LogOf(context.Background(), e.t.Provider, e.t.Cluster, id, e.cfg)
 	if err != nil {
 		return nil
 	}
-	return Since{Log: files}
+	return Since{Log: src}
 }
 
 // installController applies the lab's CRD, its controller's ClusterRole,
-// and its controller.yaml, and waits until the CRD is served.
+// and its controller.yaml, waits until the CRD is served, and makes sure
+// the API server can refuse the controller's writes on purpose.
 func (e *Engine) installController(ctx context.Context, id string) error {
 	if e.learner {
 		return fmt.Errorf("install the lab's controller: a learner cannot, it takes the cluster's admin: %w", ErrUnsupported)
@@ -70,7 +72,9 @@ func (e *Engine) installController(ctx context.Context, id string) error {
 			}
 		}
 	}
-	return nil
+	// The conflictsRetried check's refusals, where the API server does
+	// not make them itself.
+	return e.ensureConflictWindow(ctx)
 }
 
 // runController builds the module r names, of lab id, in the cluster's
@@ -103,7 +107,7 @@ func (e *Engine) runController(ctx context.Context, id string, r *lab.RunControl
 	module := r.Name()
 	kept := filepath.Join(ws, "modules", id, module)
 	if _, err := os.Stat(kept); err == nil {
-		return e.startModule(ctx, ctl, ws, kept)
+		return e.startModule(ctx, ctl, kept)
 	}
 	k, err := controllab.FindKit(e.t.BinDir)
 	if err != nil {
@@ -141,29 +145,27 @@ func (e *Engine) runController(ctx context.Context, id string, r *lab.RunControl
 	if err := os.Link(b.Binary, kept); err != nil {
 		return err
 	}
-	return e.startModule(ctx, ctl, ws, kept)
+	return e.startModule(ctx, ctl, kept)
 }
 
 // startModule runs the program at prog as the controller and waits until
 // its controller-runtime manager has started its workers, so that what
 // follows (the goals) is answered by it, not by the start's first passes
 // over every WebApp.
-func (e *Engine) startModule(ctx context.Context, ctl controllab.Controller, ws, prog string) error {
-	log := controllab.Log(ws).Log()
-	// The run before's log, which the new run's moves aside.
-	old, _ := os.Stat(log)
+func (e *Engine) startModule(ctx context.Context, ctl controllab.Runner, prog string) error {
+	// The log is read from a second before the start: a pod's log is
+	// stamped to the second, and the run before's lines are older.
+	since := time.Now().Truncate(time.Second)
 	if err := ctl.Start(ctx, prog); err != nil {
 		return err
 	}
-	err := wait.PollUntilContextTimeout(ctx, pollInterval, e.budget(2*time.Minute), true, func(context.Context) (bool, error) {
-		if fi, err := os.Stat(log); err != nil || old != nil && os.SameFile(old, fi) {
-			return false, nil
-		}
-		b, err := os.ReadFile(log)
-		return err == nil && bytes.Contains(b, []byte("Starting workers")), nil
+	log := e.logSource()
+	err := wait.PollUntilContextTimeout(ctx, pollInterval, e.budget(2*time.Minute), true, func(ctx context.Context) (bool, error) {
+		lines, err := log.Lines(ctx, since)
+		return err == nil && slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "Starting workers") }), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the controller did not start its workers (its log: %s): %w", log, err)
+		return fmt.Errorf("the controller did not start its workers: %w", err)
 	}
 	// Its first passes, over every WebApp there is, settle.
 	time.Sleep(time.Second)
@@ -225,18 +227,23 @@ func (e *Engine) Module(ctx context.Context, l *lab.Lab) (controllab.Files, erro
 	return controllab.LabModule(l.ID, lab.ModuleScaffold, nil, k)
 }
 
-// controller is lab id's controller on the engine's cluster.
-func (e *Engine) controller(id string) (controllab.Controller, error) {
+// controller is lab id's controller on the engine's cluster: a host
+// process where the provider runs them, else the pod of the lab's
+// Deployment.
+func (e *Engine) controller(id string) (controllab.Runner, error) {
 	pl, err := controllab.LabPlace(id)
 	if err != nil {
-		return controllab.Controller{}, err
+		return nil, err
+	}
+	if !e.t.Provider.Info().Capabilities.HostProcesses {
+		return controllab.PodController{Cells: e.t.Provider, Cluster: e.t.Cluster, Admin: e.cfg, Place: pl}, nil
 	}
 	kc, err := e.t.Provider.KubeconfigPath(e.t.Cluster)
 	if err != nil {
-		return controllab.Controller{}, err
+		return nil, err
 	}
 	if e.t.BinDir == "" {
-		return controllab.Controller{}, errors.New("run the controller: no bin directory for hostpod")
+		return nil, errors.New("run the controller: no bin directory for hostpod")
 	}
 	return controllab.Controller{
 		Cells: e.t.Provider, Cluster: e.t.Cluster,

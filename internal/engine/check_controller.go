@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"oplab.dev/oplab/internal/conflictwindow"
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/lab"
 )
@@ -975,14 +976,15 @@ func (l *probeLock) lock(exclusive bool) (unlock func()) {
 }
 
 // The marks of kube-controlplane's ConflictWindow admission plugin
-// (hack/tools/controlplane/cmd/kube-controlplane/conflictwindow.go): until
-// the time, every write of the marked object by the user is refused with
-// 409 Conflict. Only the cluster's admin sets them. The counter of the
-// writes it refused is on the API server's /metrics.
+// (hack/tools/controlplane/cmd/kube-controlplane/conflictwindow.go), and
+// of the webhook that stands in for it on kind (package conflictwindow):
+// until the time, every write of the marked object by the user is refused
+// with 409 Conflict. Only the cluster's admin sets them. The counter of
+// the writes refused is on the API server's /metrics, or the webhook's.
 const (
-	conflictUserKey   = "conflicts.oplab.dev/user"
-	conflictUntilKey  = "conflicts.oplab.dev/until"
-	conflictsRefused  = "oplab_conflict_window_refused_total"
+	conflictUserKey   = conflictwindow.UserKey
+	conflictUntilKey  = conflictwindow.UntilKey
+	conflictsRefused  = conflictwindow.RefusedMetric
 	serviceAccountFmt = "system:serviceaccount:%s:%s"
 )
 
@@ -1146,16 +1148,37 @@ func (pr *probe) markChildren(ctx context.Context, marks map[string]any) error {
 	return nil
 }
 
-// conflictsRefused reads how many writes the API server's ConflictWindow
-// plugin has refused; known is false when it has no such plugin. The
-// metrics are read as a stream, a line at a time and at most
-// maxMetricsBytes, so that a learner who makes their API server's metrics
-// large (many resources, many series) does not make the grader hold them.
+// conflictsRefused reads how many writes were refused on purpose: by the
+// API server's ConflictWindow plugin or, where it has none, by the
+// webhook that stands in for it (ensureConflictWindow); known is false
+// when neither refuses any.
 func (e *Engine) conflictsRefused(ctx context.Context) (n int64, known bool, err error) {
+	if n, known, err = e.apiServerConflicts(ctx); err != nil || known {
+		return n, known, err
+	}
+	n, known, err = e.webhookConflicts(ctx)
+	if apierrors.IsNotFound(err) {
+		return 0, false, nil
+	}
+	return n, known, err
+}
+
+// apiServerConflicts reads how many writes the API server's ConflictWindow
+// plugin has refused; known is false when it has no such plugin.
+func (e *Engine) apiServerConflicts(ctx context.Context) (n int64, known bool, err error) {
 	rc, err := e.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
 	if err != nil {
 		return 0, false, fmt.Errorf("read the API server's metrics: %w", err)
 	}
+	return readConflicts(rc)
+}
+
+// readConflicts reads the counter of refused writes from metrics in
+// Prometheus's text format, and closes it. The metrics are read as a
+// stream, a line at a time and at most maxMetricsBytes, so that a learner
+// who makes their API server's metrics large (many resources, many
+// series) does not make the grader hold them.
+func readConflicts(rc io.ReadCloser) (n int64, known bool, err error) {
 	defer rc.Close()
 	sc := bufio.NewScanner(io.LimitReader(rc, maxMetricsBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
@@ -1166,12 +1189,12 @@ func (e *Engine) conflictsRefused(ctx context.Context) (n int64, known bool, err
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return 0, false, fmt.Errorf("the API server's %s: %w", conflictsRefused, err)
+			return 0, false, fmt.Errorf("the metric %s: %w", conflictsRefused, err)
 		}
 		return int64(f), true, nil
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
-		return 0, false, fmt.Errorf("read the API server's metrics: %w", err)
+		return 0, false, fmt.Errorf("read the metrics: %w", err)
 	}
 	return 0, false, nil
 }

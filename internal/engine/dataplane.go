@@ -53,7 +53,7 @@ func (e *Engine) use(l *lab.Lab) {
 	var learnerLogs LogSource
 	if l.LearnerWritesController() {
 		if r, err := learnerRelease(l.ID); err == nil {
-			rel, learnerLogs = r, e.learnerLog()
+			rel, learnerLogs = r, e.learnerLog(l.ID)
 		}
 	} else if o, err := thirdparty.Find(l.Operator); err == nil {
 		rel, name = o.Release, o.Name

@@ -177,7 +177,7 @@ exercises:
 func lacks(e *Engine, l *lab.Lab) []string {
 	caps := e.t.Provider.Info().Capabilities
 	have := map[string]bool{"realContainers": caps.RealContainers, "loadImages": caps.LoadImages,
-		"disposable": caps.Disposable, "hostProcesses": caps.HostProcesses}
+		"disposable": caps.Disposable, "hostProcesses": caps.HostProcesses, "builds": caps.Builds}
 	var out []string
 	for _, r := range l.Requires {
 		if !have[r] {

@@ -19,7 +19,7 @@ var idRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`)
 
 // Capabilities a lab may require of a cluster provider; the names are the
 // JSON names of the cluster package's Capabilities fields.
-var capabilities = []string{"realContainers", "loadImages", "disposable", "hostProcesses"}
+var capabilities = []string{"realContainers", "loadImages", "disposable", "hostProcesses", "builds"}
 
 var tiers = []string{TierNudge, TierWhere, TierCommand}
 

@@ -46,7 +46,10 @@ func NewKindProvider(t testing.TB) (*cluster.Provider, string) {
 	}
 	data := t.TempDir()
 	nodeImage, config := KindEnv()
-	p, err := cluster.NewProvider(cluster.ProviderWithKind(cluster.KindOptions{DataDir: data, NodeImage: nodeImage, ConfigPath: config}))
+	// The nodes bind oplab's bin directory, as `oplab serve --provider
+	// kind` has them do, for the build kit of a learner's controller.
+	p, err := cluster.NewProvider(cluster.ProviderWithKind(cluster.KindOptions{DataDir: data, NodeImage: nodeImage, ConfigPath: config,
+		Shared: []string{BinDir(t)}}))
 	if err != nil {
 		t.Fatalf("new kind provider: %v", err)
 	}

@@ -5,9 +5,12 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"oplab.dev/oplab/internal/jsonconv"
 )
@@ -87,6 +90,32 @@ type Sandbox struct {
 	Tmp      string
 	Chdir    string
 }
+
+// PodWorkshop is implemented by Workshops whose clusters run a learner's
+// program as a pod of their own (kind): there the pod is the sandbox.
+// Run runs only what Confine returned (a build); a long-running program
+// (the learner's controller) runs as the lab's own pod, whose spec
+// ConfinedPod gives.
+type PodWorkshop interface {
+	Workshop
+	// ConfinedPod returns the spec of a pod that runs prog with args as a
+	// confined program of the cluster: what c lists mounted at its own
+	// path (read-only or writable), an empty /tmp, an unprivileged user,
+	// no capabilities, and a root file system of nothing but the node's
+	// pause image.
+	ConfinedPod(ctx context.Context, cluster string, c Sandbox, prog string, args []string) (corev1.PodSpec, error)
+}
+
+// ExitError is the error of a Command that ran and exited non-zero where
+// it did not run as a process of this machine (a pod's).
+type ExitError struct {
+	Code int
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// ExitCode is the program's exit status, as *exec.ExitError's.
+func (e *ExitError) ExitCode() int { return e.Code }
 
 // Command is one program to run to its end among a cluster's processes.
 type Command struct {
@@ -178,6 +207,11 @@ type Capabilities struct {
 	// Sleeps: a cluster nobody uses can be frozen and stopped, and woken
 	// again as it was (see Sleeper).
 	Sleeps bool `json:"sleeps"`
+	// Builds: a learner's Go module can be built in the cluster's cell and
+	// run as the cluster's controller (see Workshop): as a host process
+	// where pods run none (embedded), as the lab's own pod where they run
+	// real containers (kind, see PodWorkshop).
+	Builds bool `json:"builds"`
 }
 
 // Budgeted is implemented by backends whose clusters run under a budget

@@ -129,6 +129,7 @@ func (p *Provider) Info() providers.Info {
 			LoadImages:     false,
 			Disposable:     true,
 			HostProcesses:  true,
+			Builds:         true,
 			Sleeps:         p.tree != nil,
 		},
 	}

@@ -32,7 +32,7 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 	if err := checkName(name); err != nil {
 		return err
 	}
-	cfg, err := p.clusterConfig(opts)
+	cfg, err := p.clusterConfig(name, opts)
 	if err != nil {
 		return err
 	}
@@ -51,6 +51,9 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 		return err
 	}
 	if err := os.MkdirAll(p.clusterDir(name), 0o700); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(p.workspace(name), 0o755); err != nil {
 		return err
 	}
 	defer func() {
@@ -125,8 +128,10 @@ func (p *Provider) runKind(ctx context.Context, fn func() error) error {
 }
 
 // clusterConfig is the base config (Options.ConfigPath) or an empty one,
-// with the API server on loopback at the requested port.
-func (p *Provider) clusterConfig(opts providers.CreateOptions) (*v1alpha4.Cluster, error) {
+// with the API server on loopback at the requested port, and every node
+// binding the cluster's workspace and the shared directories (see
+// Workshop).
+func (p *Provider) clusterConfig(name string, opts providers.CreateOptions) (*v1alpha4.Cluster, error) {
 	cfg := &v1alpha4.Cluster{}
 	if p.o.ConfigPath != "" {
 		var err error
@@ -139,6 +144,17 @@ func (p *Provider) clusterConfig(opts providers.CreateOptions) (*v1alpha4.Cluste
 	cfg.Networking.APIServerAddress = "127.0.0.1"
 	if opts.APIServerPort != 0 {
 		cfg.Networking.APIServerPort = int32(opts.APIServerPort)
+	}
+	if len(cfg.Nodes) == 0 {
+		cfg.Nodes = []v1alpha4.Node{{Role: v1alpha4.ControlPlaneRole}}
+	}
+	ws := p.workspace(name)
+	for i := range cfg.Nodes {
+		n := &cfg.Nodes[i]
+		n.ExtraMounts = append(n.ExtraMounts, v1alpha4.Mount{HostPath: ws, ContainerPath: ws})
+		for _, d := range p.o.Shared {
+			n.ExtraMounts = append(n.ExtraMounts, v1alpha4.Mount{HostPath: d, ContainerPath: d, Readonly: true})
+		}
 	}
 	return cfg, nil
 }

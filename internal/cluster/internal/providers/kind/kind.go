@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -65,6 +66,10 @@ type Options struct {
 	// Engine is "docker" or "podman"; detected when empty.
 	Engine string
 	Logger *slog.Logger
+	// Shared are directories of this machine that every node binds
+	// read-only at the same path (oplab's programs and its build kit), for
+	// the pods of a learner's build and controller (see Workshop).
+	Shared []string
 	// Budget bounds each node container (its memory, swap included, and
 	// tasks; an equal CPU weight): package budget's share, kept by the
 	// container engine. No bound when zero.
@@ -111,6 +116,12 @@ func New(o Options) (*Provider, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	o.Shared = slices.Clone(o.Shared)
+	for i, d := range o.Shared {
+		if o.Shared[i], err = filepath.Abs(d); err != nil {
+			return nil, err
+		}
+	}
 	return &Provider{o: o, dir: filepath.Join(data, Name), logger: logger}, nil
 }
 
@@ -128,6 +139,7 @@ func (p *Provider) Info() providers.Info {
 			LoadImages:     true,
 			Disposable:     true,
 			HostProcesses:  false,
+			Builds:         true,
 		},
 	}
 }

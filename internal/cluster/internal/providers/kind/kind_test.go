@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"sigs.k8s.io/kind/pkg/apis/config/v1alpha4"
 	kindexec "sigs.k8s.io/kind/pkg/exec"
 
 	"oplab.dev/oplab/internal/cluster/internal/providers"
@@ -82,11 +84,12 @@ containerdConfigPatches:
 	if err := os.WriteFile(base, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(Options{DataDir: dir, ConfigPath: base})
+	shared := filepath.Join(dir, "bin")
+	p, err := New(Options{DataDir: dir, ConfigPath: base, Shared: []string{shared}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := p.clusterConfig(providers.CreateOptions{APIServerPort: 16443})
+	cfg, err := p.clusterConfig("c1", providers.CreateOptions{APIServerPort: 16443})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +110,13 @@ containerdConfigPatches:
 	}
 	if got, want := cfg.Networking.APIServerPort, int32(16443); got != want {
 		t.Errorf("API server port: got %d, want %d", got, want)
+	}
+	// The node binds the cluster's workspace, writable, and the shared
+	// directories, read-only, each at its own path.
+	ws := p.workspace("c1")
+	want := []v1alpha4.Mount{{HostPath: ws, ContainerPath: ws}, {HostPath: shared, ContainerPath: shared, Readonly: true}}
+	if len(cfg.Nodes) != 1 || !reflect.DeepEqual(cfg.Nodes[0].ExtraMounts, want) {
+		t.Errorf("nodes: got %+v, want one control-plane node with mounts %+v", cfg.Nodes, want)
 	}
 }
 
