@@ -44,7 +44,9 @@ var (
 )
 
 // workspace is the directory of cluster name that its nodes bind.
-func (p *Provider) workspace(name string) string { return filepath.Join(p.clusterDir(name), "workspace") }
+func (p *Provider) workspace(name string) string {
+	return filepath.Join(p.clusterDir(name), "workspace")
+}
 
 // Uid and gid of a learner's pods: not root, not a user of the node.
 const podUser = 65532
