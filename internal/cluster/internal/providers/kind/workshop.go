@@ -102,7 +102,7 @@ func (p *Provider) Share(ctx context.Context, name, src, dst string) error {
 		case !d.Type().IsRegular():
 			return nil
 		}
-		if err := os.Link(path, to); err == nil || !errors.Is(err, os.ErrInvalid) && !isCrossDevice(err) {
+		if err := os.Link(path, to); !errors.Is(err, syscall.EXDEV) {
 			return err
 		}
 		return copyFile(path, to)
@@ -112,11 +112,6 @@ func (p *Provider) Share(ctx context.Context, name, src, dst string) error {
 		return fmt.Errorf("share %s: %w", src, err)
 	}
 	return os.Rename(tmp, dst)
-}
-
-func isCrossDevice(err error) bool {
-	var le *os.LinkError
-	return errors.As(err, &le) && strings.Contains(le.Err.Error(), "cross-device")
 }
 
 func copyFile(src, dst string) error {
