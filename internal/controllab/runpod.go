@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -64,6 +65,9 @@ type PodController struct {
 	// Args are the program's arguments.
 	Args []string
 }
+
+// restartedAt is the pod template's annotation that a Start changes.
+const restartedAt = "oplab.dev/restartedAt"
 
 // terminationGrace is how long a pod of the controller has to stop: its
 // manager stops its workers at SIGTERM.
@@ -122,6 +126,12 @@ func (c PodController) Start(ctx context.Context, binary string) error {
 			running = cs[0].Command[0]
 		}
 		d.Spec.Template.Spec = spec
+		// A new pod each Start, as `kubectl rollout restart` makes one,
+		// even of the program that runs: Start restarts the controller.
+		if d.Spec.Template.Annotations == nil {
+			d.Spec.Template.Annotations = map[string]string{}
+		}
+		d.Spec.Template.Annotations[restartedAt] = time.Now().UTC().Format(time.RFC3339Nano)
 		d.Spec.Replicas = ptr.To[int32](1)
 		_, err = deployments.Update(ctx, d, metav1.UpdateOptions{FieldManager: "oplab"})
 		return err
