@@ -40,6 +40,9 @@ type labOperator struct {
 	fixedLogs bool
 	// lab is the lab in hand.
 	lab string
+	// learnerWrites: the lab's controller is the learner's (see
+	// budget).
+	learnerWrites bool
 	// probes orders the checks of a learner's controller.
 	probes probeLock
 }
@@ -61,6 +64,7 @@ func (e *Engine) use(l *lab.Lab) {
 	e.op.mu.Lock()
 	defer e.op.mu.Unlock()
 	e.op.rel, e.op.name, e.op.set, e.op.logs, e.op.lab = rel, name, true, nil, l.ID
+	e.op.learnerWrites = l.LearnerWritesController()
 	switch {
 	case e.op.fixedLogs:
 	case learnerLogs != nil:
