@@ -56,8 +56,12 @@ func selfTestLabs(t *testing.T, e *Engine, ids []string, perLab time.Duration) {
 			budget := perLab
 			if l.LearnerWritesController() {
 				// Each exercise builds and runs modules in the cell, and each
-				// check is a scenario that waits for the controller.
+				// check is a scenario that waits for the controller: about
+				// 2.5 min an exercise on kind, at LearnerControllerPace.
 				budget = 15 * time.Minute
+				if e.t.Provider.Info().Capabilities.RealContainers {
+					budget = 30 * time.Minute
+				}
 			}
 			ctx := testContext(t, budget)
 			defer func() {
