@@ -16,6 +16,7 @@ import (
 	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/bwrap"
 	"oplab.dev/oplab/internal/cell"
+	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
 
 // Confinement says whether the provider runs each cluster in a cell of its
@@ -291,7 +292,7 @@ func (p *Provider) HostProgram(ctx context.Context, cluster, path string) (strin
 	}
 	tmp := dst + ".new"
 	os.Remove(tmp) // left by a copy that was interrupted
-	if err := copyFile(path, tmp); err != nil {
+	if err := providers.CopyFile(path, tmp, 0o600); err != nil {
 		return "", fmt.Errorf("copy %s into the cell: %w", path, err)
 	}
 	if err := os.Chmod(tmp, 0o500); err != nil {

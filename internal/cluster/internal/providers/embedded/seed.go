@@ -1,7 +1,6 @@
 package embedded
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"oplab.dev/oplab/internal/cluster/internal/providers"
 )
 
 // A seed is the etcd data of a new cluster's first moments, kept so that the
@@ -351,70 +351,11 @@ func copyTree(src, dst string) error {
 		case d.IsDir():
 			return os.Mkdir(target, 0o700)
 		case d.Type().IsRegular():
-			return copyFile(path, target)
+			return providers.CopyFile(path, target, 0o600)
 		default:
 			return fmt.Errorf("copy %s: not a regular file", path)
 		}
 	})
-}
-
-// copyFile copies src to dst, leaving holes where src has blocks of zeros:
-// a seed's write-ahead log is a 64 MB file of which etcd wrote a few hundred
-// KiB, and etcd allocates the rest itself (fallocate) when it opens the copy,
-// faster than writing zeros.
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	size, err := copySparse(out, in)
-	if err == nil {
-		err = out.Truncate(size) // the length of a trailing hole
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// copySparse copies in to out block by block, seeking over blocks of
-// zeros, and returns the length copied.
-func copySparse(out io.WriteSeeker, in io.Reader) (int64, error) {
-	buf := make([]byte, 64<<10)
-	var n int64
-	for {
-		m, err := io.ReadFull(in, buf)
-		if m > 0 {
-			block := buf[:m]
-			if isZero(block) {
-				_, serr := out.Seek(int64(m), io.SeekCurrent)
-				err = cmp.Or(serr, err)
-			} else if _, werr := out.Write(block); werr != nil {
-				return n, werr
-			}
-			n += int64(m)
-		}
-		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return n, nil
-		case err != nil:
-			return n, err
-		}
-	}
-}
-
-func isZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // only returns the process with its first n members, and their arguments.

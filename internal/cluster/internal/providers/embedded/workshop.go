@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,42 +46,13 @@ func (p *Provider) Share(ctx context.Context, cluster, src, dst string) error {
 		return err
 	}
 	defer unlock()
-	if rel, err := filepath.Rel(layout{dir}.workspace(), dst); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("share %s: %s is not in the cluster's workspace", src, dst)
-	}
-	if _, err := os.Lstat(dst); err == nil {
-		return fmt.Errorf("share %s: %s exists", src, dst)
-	}
 	link := st.Cell != nil && st.Cell.User != 0
-	tmp := dst + ".new"
-	if err := os.RemoveAll(tmp); err != nil { // left by a share cut off
-		return err
-	}
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || ctx.Err() != nil {
-			return errors.Join(err, ctx.Err())
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(tmp, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(to, 0o700)
-		case !d.Type().IsRegular():
-			return nil // a link or a device is no file to share
-		case link:
+	return providers.ShareTree(ctx, layout{dir}.workspace(), src, dst, 0o700, func(path, to string) error {
+		if link {
 			return os.Link(path, to)
-		default:
-			return copyFile(path, to)
 		}
+		return providers.CopyFile(path, to, 0o600)
 	})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("share %s: %w", src, err)
-	}
-	return os.Rename(tmp, dst)
 }
 
 // Run runs c in the cluster's cell (beside the cluster, when it has none)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,58 +76,14 @@ func (p *Provider) Share(ctx context.Context, name, src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if rel, err := filepath.Rel(ws, dst); err != nil || rel == "." || strings.HasPrefix(rel, "..") {
-		return fmt.Errorf("share %s: %s is not in the cluster's workspace", src, dst)
-	}
-	if _, err := os.Lstat(dst); err == nil {
-		return fmt.Errorf("share %s: %s exists", src, dst)
-	}
-	tmp := dst + ".new"
-	if err := os.RemoveAll(tmp); err != nil {
-		return err
-	}
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || ctx.Err() != nil {
-			return errors.Join(err, ctx.Err())
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(tmp, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(to, 0o755)
-		case !d.Type().IsRegular():
-			return nil
-		}
+	// Directories the pods' user may read; podOwn gives them to it where
+	// the tree is writable.
+	return providers.ShareTree(ctx, ws, src, dst, 0o755, func(path, to string) error {
 		if err := os.Link(path, to); !errors.Is(err, syscall.EXDEV) {
 			return err
 		}
-		return copyFile(path, to)
+		return providers.CopyFile(path, to, 0o644)
 	})
-	if err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("share %s: %w", src, err)
-	}
-	return os.Rename(tmp, dst)
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // confined marks the command line Confine returns: on kind a confined
