@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -66,6 +68,10 @@ func (e *Engine) stopOperator(ctx context.Context) error {
 	if err := e.scaleOperator(ctx, 0); err != nil {
 		return err
 	}
+	// A pod that has ended (Failed, as an evicted one is; Succeeded) runs
+	// nothing and is not deleted by the scale: only the others are waited
+	// for.
+	var left []string
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		op := e.operator()
 		d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
@@ -73,14 +79,28 @@ func (e *Engine) stopOperator(ctx context.Context) error {
 			return false, nil
 		}
 		pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
-		if err != nil || len(pods.Items) > 0 {
+		if err != nil {
+			return false, nil
+		}
+		left = left[:0]
+		for _, p := range pods.Items {
+			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+				continue
+			}
+			state := string(p.Status.Phase)
+			if p.DeletionTimestamp != nil {
+				state = "Terminating since " + p.DeletionTimestamp.UTC().Format(time.TimeOnly)
+			}
+			left = append(left, p.Name+" ("+state+")")
+		}
+		if len(left) > 0 {
 			return false, nil
 		}
 		ready, _ := e.operatorReady(ctx)
 		return !ready, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for the operator's pod to be gone: %w", err)
+		return fmt.Errorf("wait for the operator's pod to be gone (left: %s): %w", strings.Join(left, ", "), err)
 	}
 	return nil
 }

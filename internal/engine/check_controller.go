@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,11 +11,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -980,7 +983,8 @@ func (l *probeLock) lock(exclusive bool) (unlock func()) {
 // of the webhook that stands in for it on kind (package conflictwindow):
 // until the time, every write of the marked object by the user is refused
 // with 409 Conflict. Only the cluster's admin sets them. The counter of
-// the writes refused is on the API server's /metrics, or the webhook's.
+// the writes refused is on the API server's /metrics: the plugin's, or
+// the API server's count of the webhook's rejections.
 const (
 	conflictUserKey   = conflictwindow.UserKey
 	conflictUntilKey  = conflictwindow.UntilKey
@@ -1148,55 +1152,108 @@ func (pr *probe) markChildren(ctx context.Context, marks map[string]any) error {
 	return nil
 }
 
-// conflictsRefused reads how many writes were refused on purpose: by the
-// API server's ConflictWindow plugin or, where it has none, by the
-// webhook that stands in for it (ensureConflictWindow); known is false
-// when neither refuses any.
+// conflictsRefused reads how many writes were refused on purpose, as the
+// API server counts them: its ConflictWindow plugin's counter or, where it
+// has none, its count of the conflictwindow webhook's 409 answers
+// (ensureConflictWindow); known is false when neither refuses any. Both
+// are the API server's own: the webhook is a Service any pod of the
+// cluster can send a review to, so what the webhook counts itself is not
+// evidence.
 func (e *Engine) conflictsRefused(ctx context.Context) (n int64, known bool, err error) {
-	if n, known, err = e.apiServerConflicts(ctx); err != nil || known {
-		return n, known, err
+	r, err := e.apiServerRefusals(ctx)
+	if err != nil || r.pluginKnown {
+		return r.plugin, r.pluginKnown, err
 	}
-	n, known, err = e.webhookConflicts(ctx)
+	// The API server has a series of a webhook's rejections only after
+	// its first: whether the webhook is there says whether a zero is one.
+	_, err = e.cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, conflictWebhook, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return 0, false, nil
 	}
-	return n, known, err
+	if err != nil {
+		return 0, false, fmt.Errorf("the ConflictWindow webhook's configuration: %w", err)
+	}
+	return r.webhook, true, nil
 }
 
-// apiServerConflicts reads how many writes the API server's ConflictWindow
-// plugin has refused; known is false when it has no such plugin.
-func (e *Engine) apiServerConflicts(ctx context.Context) (n int64, known bool, err error) {
+// apiServerRefusals reads the API server's counts of writes refused on
+// purpose from its /metrics.
+func (e *Engine) apiServerRefusals(ctx context.Context) (refusals, error) {
 	rc, err := e.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").Stream(ctx)
 	if err != nil {
-		return 0, false, fmt.Errorf("read the API server's metrics: %w", err)
+		return refusals{}, fmt.Errorf("read the API server's metrics: %w", err)
 	}
-	return readConflicts(rc)
+	return readRefusals(rc)
 }
 
-// readConflicts reads the counter of refused writes from metrics in
+// refusals are an API server's counts of writes refused on purpose.
+type refusals struct {
+	plugin      int64 // by its ConflictWindow admission plugin
+	pluginKnown bool  // it has the plugin
+	webhook     int64 // by the conflictwindow webhook, with 409
+}
+
+// webhookRejections is the API server's counter of what admission webhooks
+// refused, by webhook, operation and status code.
+const webhookRejections = "apiserver_admission_webhook_rejection_count"
+
+// readRefusals reads the counts of refused writes from metrics in
 // Prometheus's text format, and closes it. The metrics are read as a
 // stream, a line at a time and at most maxMetricsBytes, so that a learner
 // who makes their API server's metrics large (many resources, many
-// series) does not make the grader hold them.
-func readConflicts(rc io.ReadCloser) (n int64, known bool, err error) {
+// series) does not make the grader hold them: only the lines of the two
+// counters are kept and parsed.
+func readRefusals(rc io.ReadCloser) (refusals, error) {
 	defer rc.Close()
+	var kept bytes.Buffer
 	sc := bufio.NewScanner(io.LimitReader(rc, maxMetricsBytes))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), conflictsRefused+" ")
-		if !ok {
-			continue
+	for sc.Scan() && kept.Len() < 1<<20 {
+		line := bytes.TrimSpace(sc.Bytes())
+		for _, name := range []string{conflictsRefused, webhookRejections} {
+			if rest, ok := bytes.CutPrefix(line, []byte(name)); ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '{') {
+				kept.Write(line)
+				kept.WriteByte('\n')
+			}
 		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return 0, false, fmt.Errorf("the metric %s: %w", conflictsRefused, err)
-		}
-		return int64(f), true, nil
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
-		return 0, false, fmt.Errorf("read the metrics: %w", err)
+		return refusals{}, fmt.Errorf("read the metrics: %w", err)
 	}
-	return 0, false, nil
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(&kept)
+	if err != nil {
+		return refusals{}, fmt.Errorf("the metrics of refused writes: %w", err)
+	}
+	var r refusals
+	if f := families[conflictsRefused]; f != nil && len(f.GetMetric()) > 0 {
+		r.plugin, r.pluginKnown = int64(sampleValue(f.GetMetric()[0])), true
+	}
+	want := map[string]string{"name": conflictWebhook, "type": "validating", "error_type": "no_error", "rejection_code": "409"}
+	for _, m := range families[webhookRejections].GetMetric() {
+		matched := 0
+		for _, l := range m.GetLabel() {
+			if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+				matched++
+			}
+		}
+		if matched == len(want) {
+			r.webhook += int64(sampleValue(m))
+		}
+	}
+	return r, nil
+}
+
+// sampleValue is a sample's value, whatever type its family declared (the
+// lines are parsed without their TYPE, as untyped).
+func sampleValue(m *dto.Metric) float64 {
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	}
+	return m.GetUntyped().GetValue()
 }
 
 // maxMetricsBytes bounds what conflictsRefused reads of /metrics, many

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"io/fs"
 	"slices"
 	"strconv"
@@ -169,5 +170,48 @@ func TestLabModuleNames(t *testing.T) {
 		if !strings.Contains(crd, want) {
 			t.Errorf("the lab's CRD has no %q", want)
 		}
+	}
+}
+
+// TestReadRefusals reads the counts of refused writes from metrics as the
+// two kinds of API server serve them: kube-controlplane's plugin counter,
+// and kube-apiserver's count of the webhook's rejections, of which only
+// the conflictwindow webhook's 409 answers are its.
+func TestReadRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, metrics string
+		want          refusals
+	}{{
+		name: "plugin",
+		metrics: "# HELP oplab_conflict_window_refused_total writes refused\n" +
+			"# TYPE oplab_conflict_window_refused_total counter\n" +
+			"oplab_conflict_window_refused_total 7\n" +
+			"apiserver_request_total{code=\"409\"} 99\n",
+		want: refusals{plugin: 7, pluginKnown: true},
+	}, {
+		name: "webhook",
+		metrics: "# HELP apiserver_admission_webhook_rejection_count [ALPHA] Admission webhook rejection count\n" +
+			"# TYPE apiserver_admission_webhook_rejection_count counter\n" +
+			`apiserver_admission_webhook_rejection_count{error_type="no_error",name="conflicts.oplab.dev",operation="UPDATE",rejection_code="409",type="validating"} 5` + "\n" +
+			`apiserver_admission_webhook_rejection_count{error_type="no_error",name="conflicts.oplab.dev",operation="CREATE",rejection_code="409",type="validating"} 2` + "\n" +
+			// Another webhook's, another code, a failed call: not its refusals.
+			`apiserver_admission_webhook_rejection_count{error_type="no_error",name="other.example.com",operation="UPDATE",rejection_code="409",type="validating"} 40` + "\n" +
+			`apiserver_admission_webhook_rejection_count{error_type="no_error",name="conflicts.oplab.dev",operation="UPDATE",rejection_code="403",type="validating"} 30` + "\n" +
+			`apiserver_admission_webhook_rejection_count{error_type="calling_webhook_error",name="conflicts.oplab.dev",operation="UPDATE",rejection_code="409",type="validating"} 20` + "\n" +
+			"apiserver_admission_webhook_rejection_count_total 1000\n",
+		want: refusals{webhook: 7},
+	}, {
+		name:    "neither",
+		metrics: "apiserver_request_total{code=\"200\"} 12\n",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readRefusals(io.NopCloser(strings.NewReader(tc.metrics)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,8 +28,10 @@ import (
 // for it, served by a pod of oplab's namespace (which the fence keeps
 // from the learner), its program oplab's own, seen read-only from the
 // node as a learner's controller sees its own (cluster.Provider's
-// ConfinedPod). It refuses the same writes, and counts them on its own
-// /metrics, which the engine reads through the API server's service proxy.
+// ConfinedPod). It refuses the same writes, and the API server counts its
+// refusals (apiserver_admission_webhook_rejection_count) where the grader
+// reads them: not the webhook's own count, which a forged review sent
+// straight to its Service would raise.
 const (
 	// conflictService names the webhook's Deployment, Service and Secret
 	// in install.Namespace, and its program in the bin directory.
@@ -48,7 +51,7 @@ const conflictAdmins = "system:masters,kubeadm:cluster-admins"
 // it does not already: the webhook installed and serving. A cluster
 // whose API server has the plugin (kube-controlplane's) needs nothing.
 func (e *Engine) ensureConflictWindow(ctx context.Context) error {
-	if _, known, err := e.apiServerConflicts(ctx); err != nil || known {
+	if r, err := e.apiServerRefusals(ctx); err != nil || r.pluginKnown {
 		return err
 	}
 	if e.t.Provider == nil || e.t.BinDir == "" {
@@ -116,7 +119,7 @@ func (e *Engine) ensureConflictWindow(ctx context.Context) error {
 	// does not answer, and the grader would count nothing.
 	var last error
 	err = wait.PollUntilContextTimeout(ctx, pollInterval, e.budget(time.Minute), true, func(ctx context.Context) (bool, error) {
-		_, _, last = e.webhookConflicts(ctx)
+		last = e.webhookServes(ctx)
 		return last == nil, nil
 	})
 	if err != nil {
@@ -158,14 +161,17 @@ func (e *Engine) ensureConflictWindow(ctx context.Context) error {
 	return nil
 }
 
-// webhookConflicts reads the webhook's count of refused writes through the
-// API server's service proxy.
-func (e *Engine) webhookConflicts(ctx context.Context) (int64, bool, error) {
+// webhookServes says whether the webhook answers, through the API
+// server's service proxy: it asks for the webhook's /metrics, whose count
+// the grader does not read (conflictsRefused).
+func (e *Engine) webhookServes(ctx context.Context) error {
 	rc, err := e.cs.CoreV1().Services(install.Namespace).ProxyGet("https", conflictService, "443", conflictwindow.MetricsPath, nil).Stream(ctx)
 	if err != nil {
-		return 0, false, fmt.Errorf("read the ConflictWindow webhook's metrics: %w", err)
+		return fmt.Errorf("ask the ConflictWindow webhook: %w", err)
 	}
-	return readConflicts(rc)
+	_, err = io.Copy(io.Discard, io.LimitReader(rc, 64<<10))
+	rc.Close()
+	return err
 }
 
 // replacer is a typed client's Create, Get and Update.

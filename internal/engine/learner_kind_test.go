@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,8 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"oplab.dev/oplab/internal/cluster/clustertest"
+	"oplab.dev/oplab/internal/conflictwindow"
 	"oplab.dev/oplab/internal/controllab"
 	"oplab.dev/oplab/internal/lab"
+	"oplab.dev/oplab/internal/operator/install"
 )
 
 // TestLearnerControllerOnKind: on kind, where pods run real containers,
@@ -105,23 +108,50 @@ func TestLearnerControllerOnKind(t *testing.T) {
 	}
 
 	// A program that looks for this machine's files finds none: not the
-	// cluster's kubeconfig, not oplab's programs, not the node's.
+	// cluster's kubeconfig, not oplab's programs, not the node's. And one
+	// that sends the conflictwindow webhook reviews of its own, which the
+	// webhook answers and counts, does not move the count the grader
+	// reads: the API server's.
 	kc, err := c.Provider.KubeconfigPath(c.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	refusedBefore, known, err := e.conflictsRefused(ctx)
+	if err != nil || !known {
+		t.Fatalf("the refused writes before the probe: %d, known %v, %v", refusedBefore, known, err)
+	}
+	webhookBefore := webhookOwnCount(t, ctx, e)
+	const forged = 5
 	probe := controllab.Files{"go.mod": files["go.mod"], "go.sum": files["go.sum"], "main.go": []byte(`package main
 
 import (
+	"crypto/tls"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"strings"
 	"time"
 )
+
+const review = ` + "`" + forgedReview + "`" + `
 
 func main() {
 	for _, p := range []string{` + strings.Join(quoted(kc, clustertest.BinDir(t)+"/oplab", k.Dir, "/etc/kubernetes/admin.conf", "/kind", "/var/lib/kubelet"), ", ") + `} {
 		_, err := os.Stat(p)
 		fmt.Printf("probe %s: %v\n", p, err)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	for i := 0; i < ` + strconv.Itoa(forged) + `; i++ {
+		until := time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)
+		resp, err := c.Post("https://conflictwindow.oplab-system.svc/validate", "application/json", strings.NewReader(strings.ReplaceAll(review, "UNTIL", until)))
+		if err != nil {
+			fmt.Printf("forged: %v\n", err)
+			continue
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		fmt.Printf("forged: %d %s\n", resp.StatusCode, strings.Contains(string(b), ` + "`\"code\":409`" + `))
 	}
 	fmt.Println("Starting workers (the probe is done)")
 	time.Sleep(time.Hour)
@@ -140,8 +170,11 @@ func main() {
 		time.Sleep(time.Second)
 		out, _ = e.logSource().Lines(ctx, time.Time{})
 	}
-	probes := 0
+	probes, answered := 0, 0
 	for _, line := range out {
+		if strings.Contains(line, "forged: 200 true") {
+			answered++
+		}
 		if !strings.Contains(line, "probe /") {
 			continue
 		}
@@ -153,6 +186,15 @@ func main() {
 	if probes != 6 {
 		t.Errorf("got %d probes in the controller's log, want 6:\n%s", probes, strings.Join(out, "\n"))
 	}
+	// The forgeries reached the webhook and were refused by it: the hole
+	// the grader must not read through is there to be tried.
+	if webhookAfter := webhookOwnCount(t, ctx, e); answered != forged || webhookAfter != webhookBefore+forged {
+		t.Errorf("forged reviews: %d answered with 409, the webhook counted %d→%d; want %d of each\n%s",
+			answered, webhookBefore, webhookAfter, forged, strings.Join(out, "\n"))
+	}
+	if refusedAfter, _, err := e.conflictsRefused(ctx); err != nil || refusedAfter != refusedBefore {
+		t.Errorf("the grader's count of refused writes moved with forged reviews: %d→%d (%v)", refusedBefore, refusedAfter, err)
+	}
 
 	if err := e.stopOperator(ctx); err != nil {
 		t.Fatal(err)
@@ -160,6 +202,25 @@ func main() {
 	if err := e.uninstallController(ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// forgedReview is an AdmissionReview the webhook refuses: a write by the
+// user its old object marks, within the mark's time (UNTIL).
+const forgedReview = `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"forged","kind":{"group":"","version":"v1","kind":"ConfigMap"},"resource":{"group":"","version":"v1","resource":"configmaps"},"name":"x","namespace":"default","operation":"UPDATE","userInfo":{"username":"system:serviceaccount:default:forger"},"object":{"metadata":{"name":"x"}},"oldObject":{"metadata":{"name":"x","annotations":{"` + conflictwindow.UserKey + `":"system:serviceaccount:default:forger","` + conflictwindow.UntilKey + `":"UNTIL"}}}}}`
+
+// webhookOwnCount is what the conflictwindow webhook counts itself, read
+// through the API server's service proxy.
+func webhookOwnCount(t *testing.T, ctx context.Context, e *Engine) int64 {
+	t.Helper()
+	rc, err := e.cs.CoreV1().Services(install.Namespace).ProxyGet("https", conflictService, "443", conflictwindow.MetricsPath, nil).Stream(ctx)
+	if err != nil {
+		t.Fatalf("read the webhook's metrics: %v", err)
+	}
+	r, err := readRefusals(rc)
+	if err != nil || !r.pluginKnown {
+		t.Fatalf("the webhook's own count: %+v, %v", r, err)
+	}
+	return r.plugin
 }
 
 // checkConfinedPod checks that p, a pod of a learner's program, sees its
