@@ -151,7 +151,7 @@ func main() {
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		fmt.Printf("forged: %d %s\n", resp.StatusCode, strings.Contains(string(b), ` + "`\"code\":409`" + `))
+		fmt.Printf("forged: %d %v\n", resp.StatusCode, strings.Contains(string(b), ` + "`\"code\":409`" + `))
 	}
 	fmt.Println("Starting workers (the probe is done)")
 	time.Sleep(time.Hour)
