@@ -160,7 +160,8 @@ func orDefault(d, def time.Duration) time.Duration {
 type probe struct {
 	e         *Engine
 	ns, name  string
-	within    time.Duration
+	within    time.Duration // the lab's time, at the engine's pace
+	react     time.Duration // the lab's time as it wrote it (repaired)
 	uid       types.UID
 	spec      webAppSpec
 	converged time.Duration // how long the first convergence took
@@ -172,7 +173,8 @@ func (e *Engine) newProbe(ctx context.Context, p lab.Probe) (*probe, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return nil, err
 	}
-	pr := &probe{e: e, ns: p.Namespace, name: probePrefix + hex.EncodeToString(b[:]), within: e.budget(orDefault(p.Within.Duration, defaultWithin)), spec: specA}
+	asked := orDefault(p.Within.Duration, defaultWithin)
+	pr := &probe{e: e, ns: p.Namespace, name: probePrefix + hex.EncodeToString(b[:]), within: e.budget(asked), react: asked, spec: specA}
 	if pr.ns == "" {
 		pr.ns = "default"
 	}
@@ -229,11 +231,16 @@ func (pr *probe) setSpec(ctx context.Context, s webAppSpec) error {
 // waitFor polls cond until it holds, for at most the probe's within. It
 // returns how long it took, and cond's last reason when it never held.
 func (pr *probe) waitFor(ctx context.Context, cond func(context.Context) (bool, string)) (time.Duration, string, bool) {
+	return pr.waitWithin(ctx, pr.within, cond)
+}
+
+// waitWithin is waitFor with a time of its own.
+func (pr *probe) waitWithin(ctx context.Context, within time.Duration, cond func(context.Context) (bool, string)) (time.Duration, string, bool) {
 	start := time.Now()
 	var why string
 	// cond reads with the check's context, not the wait's: a read cut
 	// short by the wait's deadline would say so instead of what it saw.
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, pr.within, true, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, within, true, func(context.Context) (bool, error) {
 		var ok bool
 		ok, why = cond(ctx)
 		return ok, nil
@@ -502,6 +509,11 @@ func (pr *probe) breakChildren(ctx context.Context) error {
 // retried after its back-off, which a quiet WebApp does not show) may put
 // the first break right by chance; once a pass has succeeded nothing is
 // due, and only a watch on the children answers the second.
+//
+// Its time is the lab's as written, not stretched by the engine's pace:
+// the answer is a watch event and a pass that writes three objects, which
+// no container's start slows, and at a pace of 2 the default 15 s would
+// be 30, long enough for a controller that repairs only on a 30 s timer.
 func (pr *probe) repaired(ctx context.Context) (bool, string) {
 	if ok, why := pr.converge(ctx, fmt.Sprintf("WebApp %s got no children", pr.name)); !ok {
 		return false, why
@@ -514,11 +526,11 @@ func (pr *probe) repaired(ctx context.Context) (bool, string) {
 		}
 		var why string
 		var ok bool
-		if took[i], why, ok = pr.waitFor(ctx, pr.matches); !ok {
+		if took[i], why, ok = pr.waitWithin(ctx, pr.react, pr.matches); !ok {
 			if i > 0 {
-				return false, fmt.Sprintf("WebApp %s's deleted Service and ConfigMap and its scaled Deployment were put right in %s, but not again within %s once broken a second time (a pass already due put them right, not a watch on them): %s", pr.name, tenths(took[0]), pr.within, why)
+				return false, fmt.Sprintf("WebApp %s's deleted Service and ConfigMap and its scaled Deployment were put right in %s, but not again within %s once broken a second time (a pass already due put them right, not a watch on them): %s", pr.name, tenths(took[0]), pr.react, why)
 			}
-			return false, fmt.Sprintf("WebApp %s's Service and ConfigMap were deleted and its Deployment scaled by hand; not put right within %s: %s", pr.name, pr.within, why)
+			return false, fmt.Sprintf("WebApp %s's Service and ConfigMap were deleted and its Deployment scaled by hand; not put right within %s: %s", pr.name, pr.react, why)
 		}
 	}
 	return true, fmt.Sprintf("WebApp %s's deleted Service and ConfigMap and its scaled Deployment were put right in %s, and again in %s", pr.name, tenths(took[0]), tenths(took[1]))
