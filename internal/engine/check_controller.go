@@ -555,9 +555,11 @@ func (pr *probe) levelTriggered(ctx context.Context) (bool, string) {
 	if !ok {
 		return false, fmt.Sprintf("the controller was killed in the pass that answered a change of WebApp %s's spec (%s); within %s of the kill: %s", pr.name, killed, pr.within, why)
 	}
+	stopping := time.Now()
 	if err := e.stopOperator(ctx); err != nil {
-		return false, fmt.Sprintf("stop the controller: %v", err)
+		return false, fmt.Sprintf("stop the controller: %v (after %s)", err, tenths(time.Since(stopping)))
 	}
+	stopped := time.Since(stopping)
 	started := false
 	defer func() {
 		if !started {
@@ -570,16 +572,18 @@ func (pr *probe) levelTriggered(ctx context.Context) (bool, string) {
 	if err := pr.setSpec(ctx, specA); err != nil {
 		return false, err.Error()
 	}
+	starting := time.Now()
 	if err := e.startOperator(ctx); err != nil {
-		return false, fmt.Sprintf("start the controller: %v", err)
+		return false, fmt.Sprintf("start the controller: %v (after %s)", err, tenths(time.Since(starting)))
 	}
 	started = true
+	start := time.Since(starting)
 	took, why, ok := pr.waitFor(ctx, pr.matches)
 	if !ok {
 		return false, fmt.Sprintf("while the controller was stopped, WebApp %s's spec changed and its children were deleted and scaled; within %s of its start: %s", pr.name, pr.within, why)
 	}
-	return true, fmt.Sprintf("killed in the pass that answered a change of WebApp %s's spec (%s), the controller put it right %s after the kill; what changed while it was stopped (the spec again, its deleted and scaled children) it put right %s after it started",
-		pr.name, killed, tenths(crashed), tenths(took))
+	return true, fmt.Sprintf("killed in the pass that answered a change of WebApp %s's spec (%s), the controller put it right %s after the kill; what changed while it was stopped (the spec again, its deleted and scaled children) it put right %s after it started (it took %s to stop and %s to start)",
+		pr.name, killed, tenths(crashed), tenths(took), tenths(stopped), tenths(start))
 }
 
 // killMidPass changes the probe's spec to s and kills the controller
