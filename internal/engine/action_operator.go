@@ -149,7 +149,47 @@ func (e *Engine) startOperator(ctx context.Context) error {
 		return ok, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for the operator to be ready: %w", err)
+		return fmt.Errorf("wait for the operator to be ready: %w%s", err, e.operatorPodsWhy(context.WithoutCancel(ctx)))
 	}
 	return nil
+}
+
+// operatorPodsWhy says what keeps each of the operator's pods from being
+// ready (not scheduled, a container waiting, a condition false), for an
+// error that would otherwise say only that the wait ran out.
+func (e *Engine) operatorPodsWhy(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	op := e.operator()
+	d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return ""
+	}
+	var why []string
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
+			continue
+		}
+		w := p.Name + ": " + string(p.Status.Phase)
+		for _, c := range p.Status.Conditions {
+			if c.Status != corev1.ConditionTrue && c.Reason != "" {
+				w += fmt.Sprintf(", %s %s: %s", c.Type, c.Reason, c.Message)
+				break
+			}
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Waiting != nil {
+				w += fmt.Sprintf(", container %s waiting: %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
+			}
+		}
+		why = append(why, w)
+	}
+	if len(why) == 0 {
+		return " (no pod)"
+	}
+	return " (" + strings.Join(why, "; ") + ")"
 }

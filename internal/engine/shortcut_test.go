@@ -8,6 +8,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"oplab.dev/oplab/internal/lab"
@@ -239,10 +240,37 @@ func TestStopOperatorStopsReconciling(t *testing.T) {
 	if err := e.Setup(ctx, l, nil); err != nil {
 		t.Fatal(err)
 	}
+	// A pod of the operator's that has ended (evicted, as a kind node
+	// leaves one) stays after the scale to 0: it runs nothing, and the
+	// stop must not wait for it to go. Bound to a node that is not there,
+	// so that no kubelet or KWOK acts on it; the pod GC collects it only
+	// after a quarantine longer than the stop's wait.
+	op := e.operator()
+	d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, err := e.cs.CoreV1().Pods(op.Namespace).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "evicted", Labels: d.Spec.Selector.MatchLabels},
+		Spec:       corev1.PodSpec{NodeName: "gone", Containers: []corev1.Container{{Name: "c", Image: "none"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+	if _, err := e.cs.CoreV1().Pods(op.Namespace).UpdateStatus(ctx, ended, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	for range 2 { // idempotent
-		if err := e.stopOperator(ctx); err != nil {
+		stopCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err := e.stopOperator(stopCtx)
+		cancel()
+		if err != nil {
 			t.Fatalf("stop: %v", err)
 		}
+	}
+	if _, err := e.cs.CoreV1().Pods(op.Namespace).Get(ctx, ended.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the ended pod: %v (want it still there, for the stop to have had it in view)", err)
 	}
 	if ok, why := e.operatorReady(ctx); ok {
 		t.Fatalf("after stop: got %s, want no ready replica", why)
