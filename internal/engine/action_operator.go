@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,31 +63,21 @@ func (e *Engine) scaleOperator(ctx context.Context, replicas int32) error {
 }
 
 // stopOperator scales the operator's Deployment to 0 and waits until its
-// pod is gone and the Deployment reports no ready replica. On the embedded provider the operator's host process runs
+// pods that have not ended are gone (operatorPods) and the Deployment
+// reports no ready replica. On the embedded provider the operator's host process runs
 // in step with that pod (hostpod), so it stops too, as a container would.
 func (e *Engine) stopOperator(ctx context.Context) error {
 	if err := e.scaleOperator(ctx, 0); err != nil {
 		return err
 	}
-	// A pod that has ended (Failed, as an evicted one is; Succeeded) runs
-	// nothing and is not deleted by the scale: only the others are waited
-	// for.
 	var left []string
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
-		op := e.operator()
-		d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
-		if err != nil {
-			return false, nil
-		}
-		pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+		pods, err := e.operatorPods(ctx)
 		if err != nil {
 			return false, nil
 		}
 		left = left[:0]
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-				continue
-			}
+		for _, p := range pods {
 			state := string(p.Status.Phase)
 			if p.DeletionTimestamp != nil {
 				state = "Terminating since " + p.DeletionTimestamp.UTC().Format(time.TimeOnly)
@@ -154,26 +145,36 @@ func (e *Engine) startOperator(ctx context.Context) error {
 	return nil
 }
 
+// operatorPods are the pods of the operator's Deployment that have not
+// ended: a Failed (evicted) or Succeeded pod runs nothing, and no scale
+// deletes it.
+func (e *Engine) operatorPods(ctx context.Context) ([]corev1.Pod, error) {
+	op := e.operator()
+	d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded
+	}), nil
+}
+
 // operatorPodsWhy says what keeps each of the operator's pods from being
 // ready (not scheduled, a container waiting, a condition false), for an
 // error that would otherwise say only that the wait ran out.
 func (e *Engine) operatorPodsWhy(ctx context.Context) string {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	op := e.operator()
-	d, err := e.cs.AppsV1().Deployments(op.Namespace).Get(ctx, op.Deployment, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	pods, err := e.cs.CoreV1().Pods(op.Namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector)})
+	pods, err := e.operatorPods(ctx)
 	if err != nil {
 		return ""
 	}
 	var why []string
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded {
-			continue
-		}
+	for _, p := range pods {
 		w := p.Name + ": " + string(p.Status.Phase)
 		for _, c := range p.Status.Conditions {
 			if c.Status != corev1.ConditionTrue && c.Reason != "" {
