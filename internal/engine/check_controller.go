@@ -486,8 +486,11 @@ func (pr *probe) settle(ctx context.Context) {
 // settleQuiet is how long a WebApp must go unwritten to count as settled.
 const settleQuiet = 2 * time.Second
 
-// breakChildren deletes the probe's Service and ConfigMap and changes its
-// Deployment's replicas, as a hand or a failure would.
+// breakChildren deletes the probe's Service and ConfigMap and scales its
+// Deployment to zero, as a hand or a failure would. Down, not up: where
+// pods are real (kind), nine probes at once each scaled up by a few
+// replicas filled the node's 110 pods, and the controller's own new pod
+// waited as Unschedulable ("Too many pods").
 func (pr *probe) breakChildren(ctx context.Context) error {
 	cs := pr.e.cs
 	if err := cs.CoreV1().Services(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil {
@@ -496,7 +499,7 @@ func (pr *probe) breakChildren(ctx context.Context) error {
 	if err := cs.CoreV1().ConfigMaps(pr.ns).Delete(ctx, pr.name, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("delete ConfigMap %s: %w", pr.name, err)
 	}
-	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, pr.spec.Replicas+5)
+	patch := []byte(`{"spec":{"replicas":0}}`)
 	if _, err := cs.AppsV1().Deployments(pr.ns).Patch(ctx, pr.name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: probeManager}); err != nil {
 		return fmt.Errorf("scale Deployment %s: %w", pr.name, err)
 	}
