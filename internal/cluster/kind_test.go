@@ -122,6 +122,8 @@ func TestKindLifecycle(t *testing.T) {
 		t.Fatalf("the pod of the loaded image did not run: %v; status %+v", err, last.Status)
 	}
 
+	checkWall(t, ctx, c, nodeImage)
+
 	if err := c.Provider.Delete(ctx, c.Name); err != nil {
 		t.Fatalf("delete: %v", err)
 	}

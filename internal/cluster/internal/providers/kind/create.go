@@ -82,6 +82,9 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 	if err := r.step("Bounding the node to its budget", func() error { return p.bound(ctx, e, name) }); err != nil {
 		return err
 	}
+	if err := r.step("Walling the nodes off from the machine's networks", func() error { return p.wall(ctx, e, name, cfg) }); err != nil {
+		return err
+	}
 	return r.step("Waiting for the default ServiceAccount", func() error {
 		return waitServiceAccount(ctx, p.kubeconfig(name))
 	})

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"net/netip"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -217,5 +219,52 @@ func TestCommandOutputKeepsTheTail(t *testing.T) {
 	}
 	if got := commandOutput(errors.New("plain")); got != "" {
 		t.Errorf("plain error: got %q, want empty", got)
+	}
+}
+
+// TestWallScript: the node's chain lets through what is established, then
+// the cluster's own addresses and its DNS servers on port 53, before it
+// refuses anything; IPv6's refusals leave ICMPv6 (neighbour discovery)
+// alone; and the chain goes first in OUTPUT and FORWARD, once. What the
+// rules do in a real node: TestKindLifecycle (internal/cluster).
+func TestWallScript(t *testing.T) {
+	s := wallSpec{
+		allow: []netip.Prefix{netip.MustParsePrefix("10.213.1.2/32"), netip.MustParsePrefix("10.244.0.0/16"), netip.MustParsePrefix("fc00:f853::2/128")},
+		dns:   nameservers("search x\nnameserver 10.213.1.2\nnameserver fe80::1%eth0\noptions ndots:0\n"),
+		deny:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fc00::/7")},
+	}
+	if got, want := fmt.Sprint(s.dns), "[10.213.1.2 fe80::1]"; got != want {
+		t.Errorf("name servers: got %s, want %s", got, want)
+	}
+	script := s.script()
+	lines := strings.Split(script, "\n")
+	index := func(substr string) int {
+		t.Helper()
+		i := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, substr) })
+		if i < 0 {
+			t.Fatalf("no line with %q in:\n%s", substr, script)
+		}
+		return i
+	}
+	est, own, dns, deny := index("iptables -w -A OPLAB-WALL -m conntrack --ctstate ESTABLISHED,RELATED -j RETURN"),
+		index("iptables -w -A OPLAB-WALL -d 10.213.1.2/32 -j RETURN"),
+		index("iptables -w -A OPLAB-WALL -d 10.213.1.2 -p udp --dport 53 -j RETURN"),
+		index("iptables -w -A OPLAB-WALL -d 10.0.0.0/8 -j REJECT")
+	if !(est < own && own < dns && dns < deny) {
+		t.Errorf("IPv4 order: established %d, own %d, DNS %d, refused %d; want that order", est, own, dns, deny)
+	}
+	if i := index("ip6tables -w -A OPLAB-WALL -d fc00::/7 -p tcp -j REJECT"); i < index("ip6tables -w -A OPLAB-WALL -d fc00:f853::2/128 -j RETURN") {
+		t.Errorf("IPv6 refuses before its own addresses are let through")
+	}
+	if strings.Contains(script, "ip6tables -w -A OPLAB-WALL -d fc00::/7 -j REJECT") || strings.Contains(script, "-d 10.0.0.0/8 -p") {
+		t.Errorf("IPv6 refuses every protocol, or IPv4 only some:\n%s", script)
+	}
+	if strings.Contains(script, "ip6tables -w -A OPLAB-WALL -d 10.") || strings.Contains(script, "iptables -w -A OPLAB-WALL -d fc00") {
+		t.Errorf("an address in the other family's rules:\n%s", script)
+	}
+	for _, chain := range []string{"OUTPUT", "FORWARD"} {
+		if want := "iptables -w -I " + chain + " 1 -j OPLAB-WALL"; strings.Count(script, "\n"+want) != 1 {
+			t.Errorf("want one %q for IPv4 in:\n%s", want, script)
+		}
 	}
 }
