@@ -217,8 +217,12 @@ func TestOverMemoryBudget(t *testing.T) {
 	if u.OOMKills == 0 {
 		t.Errorf("no OOM kill counted: %+v", u)
 	}
-	// The kernel charges a page or so beyond the limit before it reclaims.
-	if u.MemoryPeak > uint64(b.Memory)+64<<10 {
+	// The kernel lets some charges past the limit: a process it has
+	// chosen to kill, or one with a fatal signal pending, is force-charged
+	// so that it can exit and free its memory (mm/memcontrol.c, try_charge),
+	// as are allocations that may not fail. Measured here up to 164 KiB
+	// past it; a ceiling not enforced would let the flood take gigabytes.
+	if u.MemoryPeak > uint64(b.Memory)+1<<20 {
 		t.Errorf("the cell's memory peaked at %d, over its ceiling %d", u.MemoryPeak, b.Memory)
 	}
 	if _, err := neighbour.Client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
