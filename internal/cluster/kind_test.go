@@ -21,13 +21,14 @@ import (
 )
 
 // TestKindLifecycle makes a real kind cluster from the node image, checks
-// that it is reported, that its node is Ready, that a loaded image runs in
+// that it is reported, that its node is Ready, that its CPU cap is lifted
+// and put back as a start and a build ask (checkCap), that a loaded image runs in
 // a pod with no registry, and that Delete removes it. Gated: see
 // clustertest.NewKindProvider.
 func TestKindLifecycle(t *testing.T) {
 	var steps []cluster.Step
 	start := time.Now()
-	c := clustertest.NewKind(t, cluster.CreateWithProgress(func(s cluster.Step) { steps = append(steps, s) }))
+	c := clustertest.NewKind(t, cluster.CreateUnsettled(), cluster.CreateWithProgress(func(s cluster.Step) { steps = append(steps, s) }))
 	t.Logf("kind cluster %s ready in %s", c.Name, time.Since(start).Round(time.Second))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
@@ -60,6 +61,7 @@ func TestKindLifecycle(t *testing.T) {
 	if want := fmt.Sprintf("%d %d %d", budget.Kind.Memory, budget.Kind.Memory, budget.Kind.Tasks); err != nil || strings.TrimSpace(string(out)) != want {
 		t.Errorf("the node container's limits (memory, memory and swap, tasks): %s %v; want %s", out, err, want)
 	}
+	checkCap(t, ctx, c)
 
 	st, err := c.Provider.Status(ctx, c.Name)
 	if err != nil {

@@ -467,29 +467,29 @@ func (p *Provider) Usage(ctx context.Context, name string) (Usage, error) {
 }
 
 // Maintain keeps cluster name inside its bounds where it can (see
-// providers.Budgeted); it does nothing on a backend without budgets.
+// providers.Capped); it does nothing on a backend without a CPU cap.
 func (p *Provider) Maintain(ctx context.Context, name string) error {
-	if b, ok := p.backend.(providers.Budgeted); ok {
+	if b, ok := p.backend.(providers.Capped); ok {
 		return b.Maintain(ctx, name)
 	}
 	return nil
 }
 
 // Settle holds cluster name, made with CreateUnsettled, to its share of the
-// CPU from now on (see providers.Budgeted); it does nothing on a backend
-// without budgets, or for a settled cluster.
+// CPU from now on (see providers.Capped); it does nothing on a backend
+// without a CPU cap, or for a settled cluster.
 func (p *Provider) Settle(ctx context.Context, name string) error {
-	if b, ok := p.backend.(providers.Budgeted); ok {
+	if b, ok := p.backend.(providers.Capped); ok {
 		return b.Settle(ctx, name)
 	}
 	return nil
 }
 
 // Unsettle lets cluster name run without its CPU cap until Settle, and
-// says whether it had one to lift (see providers.Budgeted); it does
-// nothing on a backend without budgets.
+// says whether it had one to lift (see providers.Capped); it does
+// nothing on a backend without a CPU cap.
 func (p *Provider) Unsettle(ctx context.Context, name string) (bool, error) {
-	if b, ok := p.backend.(providers.Budgeted); ok {
+	if b, ok := p.backend.(providers.Capped); ok {
 		return b.Unsettle(ctx, name)
 	}
 	return false, nil

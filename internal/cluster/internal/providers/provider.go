@@ -217,19 +217,27 @@ type Capabilities struct {
 // Budgeted is implemented by backends whose clusters run under a budget
 // of their own (package budget): the embedded backend's cells.
 type Budgeted interface {
+	Capped
 	// Usage reports what the cluster takes of its budget now. It reads
 	// files only (the cell's control group, etcd's database, the cell's
 	// directory), so a page may ask it often.
 	Usage(ctx context.Context, name string) (Usage, error)
-	// Maintain keeps the cluster inside its bounds where it can without
-	// the learner: etcd's free pages given back (defragmentation) and its
-	// "database space exceeded" alarm lifted once there is room again,
-	// components' logs cut to their bound.
-	Maintain(ctx context.Context, name string) error
 	// ConsoleGroup returns the cgroup.procs files a console command of
 	// the cluster's learner joins (the cell's console leaf); nil when the
 	// cluster has no group.
 	ConsoleGroup(name string) []string
+}
+
+// Capped is implemented by backends whose clusters run under a CPU cap
+// that a start or a build may lift for a while: the embedded backend's
+// cells, kind's node containers.
+type Capped interface {
+	// Maintain keeps the cluster inside its bounds where it can without
+	// the learner: a cluster left without its cap longer than a start
+	// takes settled; on the embedded backend also etcd's free pages given
+	// back (defragmentation), its "database space exceeded" alarm lifted
+	// once there is room again, components' logs cut to their bound.
+	Maintain(ctx context.Context, name string) error
 	// Settle caps the CPU of a cluster made Unsettled at its budget's;
 	// settling a settled cluster does nothing. Maintain settles a cluster
 	// left unsettled longer than a start takes (its starter gone).
@@ -286,8 +294,8 @@ type CellConsole interface {
 type CreateOptions struct {
 	// APIServerPort pins the API server's port; 0 picks a free one.
 	APIServerPort int
-	// Unsettled leaves a cluster that runs under a budget (Budgeted)
-	// without its CPU cap when Create returns, for the work that follows
+	// Unsettled leaves a cluster that runs under a CPU cap (Capped)
+	// without it when Create returns, for the work that follows
 	// its start (a lab's setup), until Settle. Without it the cap is set
 	// once the cluster is ready.
 	Unsettled bool

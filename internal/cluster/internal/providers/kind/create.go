@@ -79,7 +79,7 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 		return fmt.Errorf("create kind cluster %q with node image %s: %w%s", kindName(name), image, err, commandOutput(err))
 	}
 	r.finish()
-	if err := r.step("Bounding the node to its budget", func() error { return p.bound(ctx, e, name) }); err != nil {
+	if err := r.step("Bounding the node to its budget", func() error { return p.bound(ctx, e, name, opts.Unsettled) }); err != nil {
 		return err
 	}
 	if err := r.step("Walling the nodes off from the machine's networks", func() error { return p.wall(ctx, e, name, cfg) }); err != nil {
@@ -274,8 +274,9 @@ func (r *reporter) step(name string, fn func() error) error {
 // bound gives the cluster's node container its budget: a memory ceiling
 // with no swap beyond it, a task bound, a CPU cap, and the CPU weight
 // every node has. kind makes the container without limits; the engine changes them
-// on the running container.
-func (p *Provider) bound(ctx context.Context, e *engine, name string) error {
+// on the running container. An unsettled node gets its CPU cap from Settle
+// (settle.go).
+func (p *Provider) bound(ctx context.Context, e *engine, name string, unsettled bool) error {
 	b := p.o.Budget
 	if b.Memory == 0 {
 		return nil
@@ -285,7 +286,11 @@ func (p *Provider) bound(ctx context.Context, e *engine, name string) error {
 	if b.Tasks > 0 {
 		args = append(args, "--pids-limit", strconv.FormatInt(b.Tasks, 10))
 	}
-	if b.CPU > 0 {
+	if b.CPU > 0 && unsettled {
+		if err := p.markUnsettled(name); err != nil {
+			return err
+		}
+	} else if b.CPU > 0 {
 		args = append(args, "--cpus", strconv.FormatFloat(float64(b.CPU)/1000, 'f', 3, 64))
 	}
 	args = append(args, kindName(name)+"-control-plane")

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
@@ -20,6 +21,9 @@ var ErrNoEngine = errors.New("no container engine for kind")
 type engine struct {
 	bin  string // "docker" or "podman": kind shells out to it too
 	kind *kindcluster.Provider
+
+	ncpuMu sync.Mutex
+	ncpu   int // the engine's CPUs, once asked (see cpus)
 }
 
 // engine detects the container engine once it answers; a failure is not

@@ -84,6 +84,8 @@ type Provider struct {
 
 	mu  sync.Mutex
 	eng *engine // detected on first use
+
+	settleMu sync.Mutex // one Settle or Unsettle at a time (settle.go)
 }
 
 var (
