@@ -79,6 +79,11 @@ trap 'rm -rf "$tmp"' EXIT
 #   them instead of before every evaluation
 #   (apiserver-patch/cel/activation_lazy.go): the fence's policies let
 #   trusted callers through on a condition that reads the request alone.
+# - The resources the API server stores share one etcd client, one gRPC
+#   connection, where upstream makes one a resource: about 60 connections,
+#   each with its TLS handshake at every start and its buffers and goroutines
+#   on both sides (apiserver-patch/factory/etcd3_shared.go; newETCD3Storage
+#   takes its client from sharedETCD3Client).
 #
 # copy_module MODULE copies MODULE from the module cache under $tmp/src and
 # prints where. `go list -m` reports no directory for a module that is not
@@ -159,6 +164,18 @@ patch_module k8s.io/apiserver pkg/admission/plugin/cel/activation.go \
   'a.resolveLazy(name)' 1 \
   "the admission policies' variables converted when read"
 add_file cel/activation_lazy.go k8s.io/apiserver/pkg/admission/plugin/cel
+patch_module k8s.io/apiserver pkg/storage/storagebackend/factory/etcd3.go \
+  '/^func newETCD3Storage(/,/^}/s/client, err := newETCD3Client(c\.Transport)$/client, releaseClient, err := sharedETCD3Client(c.Transport)/' \
+  'client, releaseClient, err := sharedETCD3Client(c.Transport)' 1 \
+  "one etcd client for every resource"
+patch_module k8s.io/apiserver pkg/storage/storagebackend/factory/etcd3.go \
+  '/^func newETCD3Storage(/,/^}/s/_ = client\.Close()$/releaseClient()/' 'releaseClient()' 3 \
+  "one etcd client for every resource"
+patch_module k8s.io/apiserver pkg/storage/storagebackend/factory/etcd3.go \
+  '/^func newETCD3Storage(/,/^}/s/^\tclient\.KV = etcd3\.NewETCDLatencyTracker(client\.KV)$/\t\/\/ oplab: the shared client tracks the latency (zz_oplab_etcd3_shared.go)/' \
+  'oplab: the shared client tracks the latency' 1 \
+  "one etcd client for every resource"
+add_file factory/etcd3_shared.go k8s.io/apiserver/pkg/storage/storagebackend/factory
 patch_module k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
   's|^\tworkqueue\.SetProvider(prometheusMetricsProvider{})$|\t// oplab: no provider, no metric loops|' '// oplab: no provider' 1 \
   "the work queues' metrics"
