@@ -17,16 +17,20 @@ import (
 // checkCap follows the CPU cap of a kind cluster made unsettled
 // (cluster.CreateUnsettled) through Settle, Unsettle and Maintain, reading
 // the quota the kernel holds the node container to from inside the node
-// (its cgroup's cpu.max), not only what the engine says.
+// (its cgroup's cpu.max, or cgroup v1's cpu.cfs_quota_us), not only what
+// the engine says.
 func checkCap(t *testing.T, ctx context.Context, c *clustertest.Cluster) {
 	t.Helper()
 	node := "oplab-" + c.Name + "-control-plane"
 	capped := fmt.Sprintf("%d 100000", budget.Kind.CPU*100) // one core: 100 ms a 100 ms period
 	quota := func() string {
 		t.Helper()
-		out, err := exec.CommandContext(ctx, "docker", "exec", node, "cat", "/sys/fs/cgroup/cpu.max").CombinedOutput()
+		// cgroup v2's cpu.max, or v1's quota and period in its format.
+		const read = `if [ -f /sys/fs/cgroup/cpu.max ]; then cat /sys/fs/cgroup/cpu.max; else
+q=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us); [ "$q" = -1 ] && q=max; echo "$q $(cat /sys/fs/cgroup/cpu/cpu.cfs_period_us)"; fi`
+		out, err := exec.CommandContext(ctx, "docker", "exec", node, "sh", "-c", read).CombinedOutput()
 		if err != nil {
-			t.Fatalf("read the node's cpu.max: %v: %s", err, out)
+			t.Fatalf("read the node's CPU quota: %v: %s", err, out)
 		}
 		return strings.TrimSpace(string(out))
 	}
