@@ -29,17 +29,7 @@ import (
 //
 // (after `eval "$(make -s kind-env)"` and `make images`).
 func BenchmarkControllerEditOnKind(b *testing.B) {
-	c := clustertest.NewKind(b)
-	e, err := New(Target{Config: c.Config, Provider: c.Provider, Cluster: c.Name, BinDir: clustertest.BinDir(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := testContext(b, 40*time.Minute)
-	l := shipped(b, "write-reconciler")
-	e.use(l)
-	if err := e.installController(ctx, l.ID); err != nil {
-		b.Fatal(err)
-	}
+	c, e, l, ctx := writeReconcilerOnKind(b, 40*time.Minute)
 	// The solution runs: built once, its cache warm.
 	if err := e.runController(ctx, l.ID, &lab.RunController{Module: "solution"}); err != nil {
 		b.Fatal(err)

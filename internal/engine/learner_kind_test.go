@@ -28,20 +28,7 @@ import (
 // webhook (kind's API server has no ConflictWindow plugin); a program that reads the host's files finds none; the
 // controller stops when scaled to 0.
 func TestLearnerControllerOnKind(t *testing.T) {
-	c := clustertest.NewKind(t)
-	e, err := New(Target{Config: c.Config, Provider: c.Provider, Cluster: c.Name, BinDir: clustertest.BinDir(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := testContext(t, 30*time.Minute)
-	l := shipped(t, "write-reconciler")
-	if missing := lacks(e, l); len(missing) > 0 {
-		t.Fatalf("kind lacks %v for lab %s", missing, l.ID)
-	}
-	e.use(l)
-	if err := e.installController(ctx, l.ID); err != nil {
-		t.Fatal(err)
-	}
+	c, e, l, ctx := writeReconcilerOnKind(t, 30*time.Minute)
 	k, err := controllab.FindKit(clustertest.BinDir(t))
 	if err != nil {
 		t.Fatal(err)
@@ -261,4 +248,26 @@ func quoted(ss ...string) []string {
 		out[i] = strconv.Quote(s)
 	}
 	return out
+}
+
+// writeReconcilerOnKind makes a kind cluster with the write-reconciler
+// lab's controller Deployment installed, and an engine on it; ctx ends
+// within d.
+func writeReconcilerOnKind(t testing.TB, d time.Duration) (*clustertest.Cluster, *Engine, *lab.Lab, context.Context) {
+	t.Helper()
+	c := clustertest.NewKind(t)
+	e, err := New(Target{Config: c.Config, Provider: c.Provider, Cluster: c.Name, BinDir: clustertest.BinDir(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t, d)
+	l := shipped(t, "write-reconciler")
+	if missing := lacks(e, l); len(missing) > 0 {
+		t.Fatalf("kind lacks %v for lab %s", missing, l.ID)
+	}
+	e.use(l)
+	if err := e.installController(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	return c, e, l, ctx
 }
