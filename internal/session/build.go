@@ -112,7 +112,7 @@ func (m *Manager) burst(ctx context.Context, rec *store.Session) (release func()
 	if err != nil || !lifted {
 		<-m.bursts
 		if err != nil {
-			m.log.Debug("a build runs at its cell's cap", "session", rec.ID, "err", err)
+			m.log.Debug("a build runs at its cluster's cap", "session", rec.ID, "err", err)
 		}
 		return nil
 	}

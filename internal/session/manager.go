@@ -97,7 +97,8 @@ type Options struct {
 	// perhaps: it must not wake it.
 	BeforeDelete func(ctx context.Context, session string, p *cluster.Provider, cluster string)
 	// BuildBursts is how many builds of a learner's controller may run
-	// beyond their cell's CPU cap at once in this process (see Build);
+	// beyond their cluster's CPU cap (a cell's, a kind node's) at once in
+	// this process (see Build);
 	// DefaultBuildBursts when zero, none when negative.
 	BuildBursts int
 	// WakeAdmit, when set, admits the start of a sleeping session's
