@@ -414,7 +414,7 @@ func (pr *probe) owned(ctx context.Context) (bool, string) {
 	if _, _, gone := pr.waitFor(ctx, pr.gone); !gone {
 		_, _ = apps.Patch(ctx, pr.name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{FieldManager: probeManager})
 	}
-	took, why, ok := pr.waitFor(ctx, func(ctx context.Context) (bool, string) {
+	took, why, ok := pr.waitWithin(ctx, max(pr.within, pr.e.budget(gcDiscovery)), func(ctx context.Context) (bool, string) {
 		for _, o := range objs {
 			if exists(ctx, cs, kindOf(o), pr.ns, pr.name) {
 				return false, fmt.Sprintf("%s %s is still there after WebApp %s was deleted", kindOf(o), pr.name, pr.name)
@@ -427,6 +427,13 @@ func (pr *probe) owned(ctx context.Context) (bool, string) {
 	}
 	return true, fmt.Sprintf("WebApp %s controls its ConfigMap, Deployment and Service; deleted, they were collected in %s", pr.name, tenths(took))
 }
+
+// gcDiscovery is how long the garbage collector may take to watch a
+// resource made since it last read discovery: it reads it every 30 s
+// (kube-controller-manager's sync period of the garbage collector), and
+// until it watches WebApps it sees none deleted. Rightly owned children
+// of a WebApp deleted soon after the lab's CRD was made wait for it.
+const gcDiscovery = 35 * time.Second
 
 func owners(o metav1.Object) string {
 	var out []string
