@@ -102,9 +102,10 @@ func (a *App) makeRoom(ctx context.Context) (bool, error) {
 	if w := a.watched.Load(); w != nil {
 		o.Watched = *w
 	}
+	began := time.Now()
 	id, err := a.sessions.MakeRoom(ctx, o)
 	if id != "" {
-		a.log.Info("session put to sleep to make room for another", "session", id)
+		a.log.Info("session put to sleep to make room for another", "session", id, "took", time.Since(began))
 	}
 	return id != "", err
 }
@@ -128,6 +129,7 @@ func (a *App) liveClusters(ctx context.Context) (int, error) {
 // admitWait is a learner's start's session.Admit: it waits its turn in
 // the queue, telling progress where it stands.
 func (a *App) admitWait(ctx context.Context, progress session.Progress) (func(bool), error) {
+	began := time.Now()
 	t, err := a.gate.Wait(ctx, func(p room.Position) {
 		if progress != nil {
 			progress(session.QueueUpdate(session.QueueData{Position: p.Position, Length: p.Length,
@@ -136,6 +138,9 @@ func (a *App) admitWait(ctx context.Context, progress session.Progress) (func(bo
 	})
 	if err != nil {
 		return nil, err
+	}
+	if waited := time.Since(began); waited >= time.Second {
+		a.log.Info("start admitted after waiting for room", "waited", waited)
 	}
 	return t.Done, nil
 }

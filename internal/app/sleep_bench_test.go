@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -113,7 +115,13 @@ func BenchmarkWake(b *testing.B) {
 func openSleeping(b *testing.B, ad Admission) (*App, string) {
 	b.Helper()
 	dir := b.TempDir()
-	a, err := Open(context.Background(), Config{DataDir: dir, BinDir: clustertest.BinDir(b), Admission: ad})
+	// OPLAB_BENCH_LOG=1 shows the server's log (admissions, rooms made,
+	// wakes, each with its time) on stderr.
+	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("OPLAB_BENCH_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	a, err := Open(context.Background(), Config{DataDir: dir, BinDir: clustertest.BinDir(b), Admission: ad, Logger: log})
 	if err != nil {
 		b.Fatal(err)
 	}

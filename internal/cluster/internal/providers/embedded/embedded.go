@@ -194,7 +194,7 @@ func (p *Provider) Create(ctx context.Context, name string, opts providers.Creat
 }
 
 func (p *Provider) create(ctx context.Context, name string, opts providers.CreateOptions) (err error) {
-	pt, err := allocatePorts(opts.APIServerPort)
+	pt, err := p.newPorts(opts.APIServerPort)
 	if err != nil {
 		return err
 	}

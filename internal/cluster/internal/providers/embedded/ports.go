@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -18,9 +19,9 @@ const (
 	portHigh = 32767 // below the usual ephemeral range 32768-60999
 )
 
-// freePorts returns n distinct loopback ports that are free now and outside
-// the ephemeral range.
-func freePorts(n int) ([]int, error) {
+// freePorts returns n distinct loopback ports that are free now, outside
+// the ephemeral range and not held.
+func freePorts(n int, held map[int]string) ([]int, error) {
 	low, high := portLow, portHigh
 	if eLow, _, ok := ephemeralRange(); ok && eLow-1 < high {
 		high = eLow - 1
@@ -39,7 +40,7 @@ func freePorts(n int) ([]int, error) {
 			continue
 		}
 		seen[p] = true
-		if checkPortFree(p) == nil {
+		if _, ok := held[p]; !ok && checkPortFree(p) == nil {
 			out = append(out, p)
 		}
 	}
@@ -70,15 +71,18 @@ func checkPortFree(port int) error {
 	return l.Close()
 }
 
-// allocatePorts picks the cluster's ports; apiServer pins the API server's
-// port when not zero.
-func allocatePorts(apiServer int) (ports, error) {
+// allocatePorts picks the cluster's ports, none of them held by another
+// cluster (heldPorts); apiServer pins the API server's port when not zero.
+func allocatePorts(apiServer int, held map[int]string) (ports, error) {
 	if apiServer != 0 {
+		if other, ok := held[apiServer]; ok {
+			return ports{}, fmt.Errorf("port %d is cluster %q's, which starts again on it", apiServer, other)
+		}
 		if err := checkPortFree(apiServer); err != nil {
 			return ports{}, err
 		}
 	}
-	p, err := freePorts(6)
+	p, err := freePorts(6, held)
 	if err != nil {
 		return ports{}, err
 	}
@@ -86,20 +90,63 @@ func allocatePorts(apiServer int) (ports, error) {
 	if apiServer != 0 {
 		pt.APIServer = apiServer
 		if pt.hasDuplicate() {
-			return allocatePorts(apiServer)
+			return allocatePorts(apiServer, held)
 		}
 	}
 	return pt, nil
 }
 
+// all are the cluster's ports.
+func (p ports) all() []int {
+	return []int{p.EtcdClient, p.EtcdPeer, p.APIServer, p.ControllerManager, p.Scheduler, p.Kwok}
+}
+
 func (p ports) hasDuplicate() bool {
-	all := []int{p.EtcdClient, p.EtcdPeer, p.APIServer, p.ControllerManager, p.Scheduler, p.Kwok}
 	seen := map[int]bool{}
-	for _, x := range all {
+	for _, x := range p.all() {
 		if seen[x] {
 			return true
 		}
 		seen[x] = true
 	}
 	return false
+}
+
+// newPorts picks a new cluster's ports (apiServer pins the API server's
+// when not zero), none of them another cluster's.
+func (p *Provider) newPorts(apiServer int) (ports, error) {
+	held, err := p.heldPorts()
+	if err != nil {
+		return ports{}, err
+	}
+	return allocatePorts(apiServer, held)
+}
+
+// heldPorts returns the ports of every cluster under the data directory,
+// each with its cluster's name: a stopped cluster (a session asleep) starts
+// again on the very ports it had, and its cell as the user its API
+// server's port names (cellUser), so no new cluster may take them while its
+// directory is there. A port a stopped cluster held was free, and a new
+// cluster picked it; the sleeper's wake then failed on it.
+func (p *Provider) heldPorts() (map[int]string, error) {
+	entries, err := os.ReadDir(filepath.Join(p.dataDir, "clusters"))
+	if err != nil && !isNotExist(err) {
+		return nil, err
+	}
+	held := map[int]string{}
+	for _, e := range entries {
+		if !e.IsDir() || checkName(e.Name()) != nil {
+			continue
+		}
+		st, err := readState(p.clusterDir(e.Name()))
+		if err != nil {
+			continue // being made (its ports not written yet) or not a cluster
+		}
+		for _, port := range st.Ports.all() {
+			if port != 0 {
+				held[port] = e.Name()
+			}
+		}
+	}
+	return held, nil
 }

@@ -111,7 +111,7 @@ func (p *Provider) makeSeed(ctx context.Context, root, dir string) (err error) {
 		return err
 	}
 	defer release()
-	pt, err := allocatePorts(0)
+	pt, err := p.newPorts(0)
 	if err != nil {
 		return err
 	}

@@ -58,7 +58,7 @@ func etcdPerLearner(b *testing.B, p *Provider, n int, shared bool) float64 {
 	var etcds []int
 	var first *creation
 	for i := range n {
-		pt, err := allocatePorts(0)
+		pt, err := allocatePorts(0, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
