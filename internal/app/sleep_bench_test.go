@@ -116,10 +116,15 @@ func openSleeping(b *testing.B, ad Admission) (*App, string) {
 	b.Helper()
 	dir := b.TempDir()
 	// OPLAB_BENCH_LOG=1 shows the server's log (admissions, rooms made,
-	// wakes, each with its time) on stderr.
+	// wakes, each with its time) on stderr; =debug, each queued decision's
+	// reason too.
 	log := slog.New(slog.DiscardHandler)
-	if os.Getenv("OPLAB_BENCH_LOG") != "" {
-		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if v := os.Getenv("OPLAB_BENCH_LOG"); v != "" {
+		level := slog.LevelInfo
+		if v == "debug" {
+			level = slog.LevelDebug
+		}
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
 	a, err := Open(context.Background(), Config{DataDir: dir, BinDir: clustertest.BinDir(b), Admission: ad, Logger: log})
 	if err != nil {
