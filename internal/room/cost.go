@@ -13,10 +13,11 @@ import (
 
 // Cost returns the typical cost of the live clusters under the Meter's
 // ClusterDir: each cluster's is the sum of its processes' proportional
-// memory and CPU, and the typical one is the median of each, so that a
-// cluster in the middle of its start (a core for a few seconds) does not
-// pass for what every cluster costs. With none live it is the assumed
-// cost (Clusters 0).
+// memory and CPU, and the typical one is the median of each over the
+// clusters past their settling (MeterOptions.Settling), so that a cluster
+// in the middle of its start (a core for a few seconds) does not pass for
+// what every cluster costs, even when it is one of the few. With none
+// settled it is the assumed cost (Clusters 0).
 func (m *Meter) Cost(ctx context.Context) (Cost, error) {
 	m.mu.Lock()
 	if !m.costAt.IsZero() && time.Since(m.costAt) < m.costEvery {
@@ -25,20 +26,23 @@ func (m *Meter) Cost(ctx context.Context) (Cost, error) {
 		return c, nil
 	}
 	m.mu.Unlock()
-	per, err := m.Clusters(ctx)
+	per, since, err := m.clusters(ctx)
 	if err != nil {
 		return Cost{}, err
 	}
 	c := m.assumed
 	c.Clusters = 0
-	if len(per) > 0 {
-		var mems []uint64
-		var cpus []float64
-		for _, x := range per {
-			mems = append(mems, x.Memory)
-			cpus = append(cpus, x.CPU)
+	var mems []uint64
+	var cpus []float64
+	for dir, x := range per {
+		if time.Since(since[dir]) < m.settling {
+			continue
 		}
-		c = Cost{Memory: median(mems), CPU: median(cpus), Clusters: len(per)}
+		mems = append(mems, x.Memory)
+		cpus = append(cpus, x.CPU)
+	}
+	if len(mems) > 0 {
+		c = Cost{Memory: median(mems), CPU: median(cpus), Clusters: len(mems)}
 	}
 	m.mu.Lock()
 	m.cost, m.costAt = c, time.Now()
@@ -51,20 +55,27 @@ func (m *Meter) Cost(ctx context.Context) (Cost, error) {
 // the time between; a process seen for the first time is averaged over its
 // life instead.
 func (m *Meter) Clusters(ctx context.Context) (map[string]Cost, error) {
+	out, _, err := m.clusters(ctx)
+	return out, err
+}
+
+// clusters is Clusters, with when each cluster's first process started.
+func (m *Meter) clusters(ctx context.Context) (map[string]Cost, map[string]time.Time, error) {
 	procs, err := m.fs.AllProcs()
 	if err != nil {
-		return nil, fmt.Errorf("list processes: %w", err)
+		return nil, nil, fmt.Errorf("list processes: %w", err)
 	}
 	now := time.Now()
 	boot, err := m.boot()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string]Cost{}
+	since := map[string]time.Time{}
 	seen := make(map[int]procSample, len(m.procs))
 	for _, p := range procs {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		dir, ok := m.marker(p)
 		if !ok {
@@ -84,11 +95,20 @@ func (m *Meter) Clusters(ctx context.Context) (map[string]Cost, error) {
 		c.Memory += mem
 		c.CPU += m.cpuRate(p.PID, cur, boot)
 		out[dir] = c
+		if started := startedAt(boot, cur.start); since[dir].IsZero() || started.Before(since[dir]) {
+			since[dir] = started
+		}
 	}
 	m.mu.Lock()
 	m.procs = seen
 	m.mu.Unlock()
-	return out, nil
+	return out, since, nil
+}
+
+// startedAt is when a process started, from its start time in
+// /proc/PID/stat (ticks since boot).
+func startedAt(boot time.Time, ticks uint64) time.Time {
+	return boot.Add(time.Duration(ticks) * time.Second / userHZ)
 }
 
 // cpuRate is the cores process pid used since it was last sampled, or
@@ -102,7 +122,7 @@ func (m *Meter) cpuRate(pid int, cur procSample, boot time.Time) float64 {
 			return (cur.cpu - prev.cpu) / d
 		}
 	}
-	started := boot.Add(time.Duration(cur.start) * time.Second / userHZ)
+	started := startedAt(boot, cur.start)
 	if d := cur.at.Sub(started).Seconds(); d > 0 {
 		return cur.cpu / d
 	}

@@ -53,7 +53,7 @@ func TestMeterClustersFromProc(t *testing.T) {
 	child(t, b, "sh", "-c", "while :; do :; done") // a busy cluster
 	child(t, filepath.Join(root, "elsewhere", "c"), "sleep", "60")
 	child(t, "", "sleep", "60")
-	m, err := NewMeter(MeterOptions{ClusterDir: dir})
+	m, err := NewMeter(MeterOptions{ClusterDir: dir, Settling: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,6 +86,45 @@ func TestMeterClustersFromProc(t *testing.T) {
 	// Sampled again, so not to the byte what got says.
 	if hi := max(got[a].Memory, got[b].Memory); c.Clusters != 2 || c.Memory < hi/2 || c.Memory > 2*hi {
 		t.Errorf("got cost %+v, want about the upper median of 2 clusters %v", c, got)
+	}
+}
+
+// TestMeterCostLeavesOutSettling: a cluster still settling (younger than
+// Settling) does not pass for what a cluster costs, even when it is one of
+// two; with every cluster settling, the cost is the assumed one.
+func TestMeterCostLeavesOutSettling(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "clusters")
+	settled, starting := filepath.Join(dir, "settled"), filepath.Join(dir, "starting")
+	const settling = 2 * time.Second
+	child(t, settled, "sleep", "60")
+	time.Sleep(settling + 500*time.Millisecond)
+	child(t, starting, "sh", "-c", "while :; do :; done") // a start: busy
+	meter := func(settling time.Duration) *Meter {
+		m, err := NewMeter(MeterOptions{ClusterDir: dir, Settling: settling})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitClusters(t, m, 2)
+		time.Sleep(300 * time.Millisecond) // a window to measure CPU over
+		return m
+	}
+	cost := func(m *Meter) Cost {
+		c, err := m.Cost(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	all := cost(meter(time.Nanosecond))
+	if all.Clusters != 2 || all.CPU < 0.01 {
+		t.Fatalf("every cluster counted: got %+v, want 2 clusters at the busy one's CPU (the upper median)", all)
+	}
+	if c := cost(meter(settling)); c.Clusters != 1 || c.CPU > 0.2 || c.CPU >= all.CPU {
+		t.Errorf("the starting cluster left out: got %+v, want the settled cluster alone, about 0 cores", c)
+	}
+	if c := cost(meter(time.Hour)); c != DefaultAssumed {
+		t.Errorf("every cluster settling: got %+v, want the assumed %+v", c, DefaultAssumed)
 	}
 }
 
