@@ -135,15 +135,7 @@ func BenchmarkSessionIdle(b *testing.B) {
 				b.Fatalf("session processes: got %v, want etcd, kube-controlplane, hostpod and pg-operator (and cell in a cell)", perProcess)
 			}
 		}
-		for _, pid := range pids {
-			name, err := clustertest.ProcessName(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := clustertest.ReadPSS(pid)
-			if err != nil {
-				b.Fatal(err)
-			}
+		for name, p := range pssByName(b, pids) {
 			pss.Total, pss.Anon, pss.File = pss.Total+p.Total, pss.Anon+p.Anon, pss.File+p.File
 			pssOf[name] += p.Total
 		}
@@ -190,17 +182,29 @@ func sessionProcesses(ctx context.Context, b *testing.B, c *clustertest.Cluster)
 
 // cpuByName sums the CPU time (utime+stime) of processes by command name.
 func cpuByName(b *testing.B, pids []int) map[string]time.Duration {
-	out := map[string]time.Duration{}
+	return byName(b, pids, clustertest.CPUTime, func(a, b time.Duration) time.Duration { return a + b })
+}
+
+// pssByName sums the PSS of processes by command name.
+func pssByName(b *testing.B, pids []int) map[string]clustertest.PSS {
+	return byName(b, pids, clustertest.ReadPSS, func(a, b clustertest.PSS) clustertest.PSS {
+		return clustertest.PSS{Total: a.Total + b.Total, Anon: a.Anon + b.Anon, File: a.File + b.File}
+	})
+}
+
+// byName reads each process's figure and adds them up by command name.
+func byName[T any](b *testing.B, pids []int, read func(pid int) (T, error), add func(T, T) T) map[string]T {
+	out := map[string]T{}
 	for _, pid := range pids {
 		name, err := clustertest.ProcessName(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
-		t, err := clustertest.CPUTime(pid)
+		v, err := read(pid)
 		if err != nil {
 			b.Fatal(err)
 		}
-		out[name] += t
+		out[name] = add(out[name], v)
 	}
 	return out
 }
