@@ -136,7 +136,7 @@ func BenchmarkSessionIdle(b *testing.B) {
 			}
 		}
 		for name, p := range pssByName(b, pids) {
-			pss.Total, pss.Anon, pss.File = pss.Total+p.Total, pss.Anon+p.Anon, pss.File+p.File
+			pss = pss.Plus(p)
 			pssOf[name] += p.Total
 		}
 		b.StartTimer()
@@ -187,9 +187,7 @@ func cpuByName(b *testing.B, pids []int) map[string]time.Duration {
 
 // pssByName sums the PSS of processes by command name.
 func pssByName(b *testing.B, pids []int) map[string]clustertest.PSS {
-	return byName(b, pids, clustertest.ReadPSS, func(a, b clustertest.PSS) clustertest.PSS {
-		return clustertest.PSS{Total: a.Total + b.Total, Anon: a.Anon + b.Anon, File: a.File + b.File}
-	})
+	return byName(b, pids, clustertest.ReadPSS, clustertest.PSS.Plus)
 }
 
 // byName reads each process's figure and adds them up by command name.

@@ -85,6 +85,11 @@ type PSS struct {
 	Total, Anon, File uint64
 }
 
+// Plus is p and q added up.
+func (p PSS) Plus(q PSS) PSS {
+	return PSS{Total: p.Total + q.Total, Anon: p.Anon + q.Anon, File: p.File + q.File}
+}
+
 // ReadPSS returns a process's PSS (Linux 5.7 or later for the split).
 func ReadPSS(pid int) (PSS, error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
