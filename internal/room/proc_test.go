@@ -96,10 +96,15 @@ func TestMeterCostLeavesOutSettling(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "clusters")
 	settled, starting := filepath.Join(dir, "settled"), filepath.Join(dir, "starting")
-	const settling = 2 * time.Second
+	// The two clusters start gap apart, and the settling time asked for
+	// lies halfway between their ages whenever it is asked: a loaded machine
+	// may take a second or two to measure without moving either across it.
+	const gap = 4 * time.Second
+	t0 := time.Now()
 	child(t, settled, "sleep", "60")
-	time.Sleep(settling + 500*time.Millisecond)
+	time.Sleep(gap)
 	child(t, starting, "sh", "-c", "while :; do :; done") // a start: busy
+	between := func() time.Duration { return time.Since(t0) - gap/2 }
 	meter := func(settling time.Duration) *Meter {
 		m, err := NewMeter(MeterOptions{ClusterDir: dir, Settling: settling})
 		if err != nil {
@@ -120,7 +125,7 @@ func TestMeterCostLeavesOutSettling(t *testing.T) {
 	if all.Clusters != 2 || all.CPU < 0.01 {
 		t.Fatalf("every cluster counted: got %+v, want 2 clusters at the busy one's CPU (the upper median)", all)
 	}
-	if c := cost(meter(settling)); c.Clusters != 1 || c.CPU > 0.2 || c.CPU >= all.CPU {
+	if c := cost(meter(between())); c.Clusters != 1 || c.CPU > 0.2 || c.CPU >= all.CPU {
 		t.Errorf("the starting cluster left out: got %+v, want the settled cluster alone, about 0 cores", c)
 	}
 	if c := cost(meter(time.Hour)); c != DefaultAssumed {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"oplab.dev/oplab/internal/budget"
 	"oplab.dev/oplab/internal/cluster"
@@ -89,7 +90,50 @@ func (m *Manager) budgetOf(ctx context.Context, s *live) *Budget {
 		}
 		return nil
 	}
-	return &Budget{Usage: u, Trouble: trouble(u)}
+	return &Budget{Usage: u, Trouble: m.holdFull(s.rec.ID, trouble(u), time.Now())}
+}
+
+// fullHold is how long a cluster seen memory-full stays so while nothing
+// worse is seen. Its resident memory falls back under the line as soon as
+// whatever pushed it pauses (the API server's garbage of the requests
+// in flight is collected), and rises again at the next push: without the
+// hold the learner's trouble line would flicker, and the Reset it offered
+// a moment ago would be refused as having nothing to reset.
+const fullHold = time.Minute
+
+// fullSeen is when a session's cluster was last seen memory-full, and how.
+type fullSeen struct {
+	at time.Time
+	t  *Trouble
+}
+
+// holdFull returns t, the trouble session id's cluster is in now, or, when
+// there is none, the memory-full one it was in less than fullHold ago.
+func (m *Manager) holdFull(id string, t *Trouble, now time.Time) *Trouble {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, f := range m.full {
+		if now.Sub(f.at) >= fullHold {
+			delete(m.full, k)
+		}
+	}
+	switch {
+	case t != nil && t.Kind == TroubleMemoryFull:
+		m.full[id] = fullSeen{now, t}
+	case t == nil:
+		if f, ok := m.full[id]; ok {
+			return f.t
+		}
+	}
+	return t
+}
+
+// forgetFull forgets that session id's cluster was memory-full: it was made
+// anew.
+func (m *Manager) forgetFull(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.full, id)
 }
 
 // resetHint is how the learner gets a working cluster back.

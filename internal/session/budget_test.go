@@ -104,11 +104,17 @@ func TestOverBudgetResetMakesTheClusterAnew(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// The flood has stopped and its garbage may be collected: a cell seen
+	// full stays so for a while (fullHold), so the trouble and its Reset
+	// are still there.
 	s, err = m.Status(ctx, s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := s.Budget.Trouble
+	if tr == nil {
+		t.Fatalf("the trouble is gone once the flood stopped: %+v", s.Budget)
+	}
 	t.Logf("trouble: %+v", tr)
 	if (tr.Kind != TroubleMemory && tr.Kind != TroubleMemoryFull) || !strings.Contains(tr.Message, "768 MiB") || !strings.Contains(tr.Message, "eset the exercise") {
 		t.Errorf("the trouble says %+v; want the memory bound, its size and what to do", tr)
@@ -210,5 +216,45 @@ func TestBudgetJSON(t *testing.T) {
 	}
 	if data, _ := json.Marshal(Budget{}); strings.Contains(string(data), "trouble") {
 		t.Errorf("an untroubled budget is written %s", data)
+	}
+}
+
+// A cluster seen memory-full stays so for fullHold while nothing worse is
+// seen, and forgets it when made anew.
+func TestFullHolds(t *testing.T) {
+	st, err := store.Open(t.Context(), filepath.Join(t.TempDir(), store.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	m, err := New(Options{Store: st, Course: shippedCourse(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := &Trouble{Kind: TroubleMemoryFull}
+	killed := &Trouble{Kind: TroubleMemory}
+	t0 := time.Now()
+	if got := m.holdFull("a", full, t0); got != full {
+		t.Fatalf("full now: %+v", got)
+	}
+	if got := m.holdFull("a", nil, t0.Add(fullHold-time.Second)); got != full {
+		t.Errorf("a second before the hold ends: %+v, want the full trouble", got)
+	}
+	if got := m.holdFull("b", nil, t0.Add(time.Second)); got != nil {
+		t.Errorf("another session holds a's trouble: %+v", got)
+	}
+	if got := m.holdFull("a", killed, t0.Add(2*time.Second)); got != killed {
+		t.Errorf("a worse trouble seen in the hold: %+v, want it", got)
+	}
+	if got := m.holdFull("a", nil, t0.Add(fullHold)); got != nil {
+		t.Errorf("after the hold: %+v, want none", got)
+	}
+	m.holdFull("a", full, t0)
+	m.forgetFull("a")
+	if got := m.holdFull("a", nil, t0.Add(time.Second)); got != nil {
+		t.Errorf("a cluster made anew holds its old trouble: %+v", got)
+	}
+	if len(m.full) != 0 {
+		t.Errorf("%d holds left, want none", len(m.full))
 	}
 }

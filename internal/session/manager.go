@@ -131,6 +131,9 @@ type Manager struct {
 	// bursts holds a token for each build running beyond its cell's CPU
 	// cap (Options.BuildBursts).
 	bursts chan struct{}
+	// full holds, per session, the last time its cluster was seen
+	// memory-full (see holdFull).
+	full map[string]fullSeen
 }
 
 // New returns a Manager.
@@ -148,7 +151,7 @@ func New(o Options) (*Manager, error) {
 	if o.BuildBursts == 0 {
 		o.BuildBursts = DefaultBuildBursts
 	}
-	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}, holders: map[string]int{},
+	return &Manager{o: o, log: log, locks: map[string]*sync.Mutex{}, engines: map[string]*engine.Engine{}, holders: map[string]int{}, full: map[string]fullSeen{},
 		bursts: make(chan struct{}, max(o.BuildBursts, 0))}, nil
 }
 

@@ -80,5 +80,6 @@ func (m *Manager) rebuild(ctx context.Context, s *live, why string, progress Pro
 	ev := newEvent(KindReset, ex.ID, msg, AttemptData{Attempt: a})
 	s.work = s.work.reset(msg)
 	s.troubled = false
+	m.forgetFull(s.rec.ID)
 	return m.move(ctx, s, Ready, msg, progress, ev)
 }
