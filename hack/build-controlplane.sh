@@ -84,6 +84,11 @@ trap 'rm -rf "$tmp"' EXIT
 #   each with its TLS handshake at every start and its buffers and goroutines
 #   on both sides (apiserver-patch/factory/etcd3_shared.go; newETCD3Storage
 #   takes its client from sharedETCD3Client).
+# - The aggregator's OpenAPI v3 index brings its local servers' indexes up
+#   to date when it is read (at most a second old, as upstream's poll
+#   leaves them), instead of asking each server for its index every second
+#   (apiserver-patch/aggregator/fresh.go): the poll was most of the idle API
+#   server's sampled CPU.
 #
 # copy_module MODULE copies MODULE from the module cache under $tmp/src and
 # prints where. `go list -m` reports no directory for a module that is not
@@ -122,7 +127,7 @@ add_file() {
 }
 cp go.mod "$tmp/go.mod"
 cp go.sum "$tmp/go.sum"
-for m in k8s.io/apiserver k8s.io/component-base k8s.io/kube-openapi; do
+for m in k8s.io/apiserver k8s.io/component-base k8s.io/kube-openapi k8s.io/kube-aggregator; do
   dir=$(copy_module $m)
   go mod edit -replace "$m=$dir" "$tmp/go.mod"
 done
@@ -179,10 +184,22 @@ add_file factory/etcd3_shared.go k8s.io/apiserver/pkg/storage/storagebackend/fac
 patch_module k8s.io/component-base metrics/prometheus/workqueue/metrics.go \
   's|^\tworkqueue\.SetProvider(prometheusMetricsProvider{})$|\t// oplab: no provider, no metric loops|' '// oplab: no provider' 1 \
   "the work queues' metrics"
+patch_module k8s.io/kube-aggregator pkg/controllers/openapiv3/aggregator/aggregator.go \
+  's/^\tdownloader Downloader$/&\n\tlocalRefreshed time.Time \/\/ oplab: zz_oplab_fresh.go/' 'localRefreshed time.Time' 1 \
+  "the local OpenAPI v3 indexes read when read"
+patch_module k8s.io/kube-aggregator pkg/controllers/openapiv3/aggregator/aggregator.go \
+  's/^func (s \*specProxier) getOpenAPIV3Root() handler3\.OpenAPIV3Discovery {$/&\n\ts.refreshLocal()/; s/^func (s \*specProxier) handleGroupVersion(w http\.ResponseWriter, r \*http\.Request) {$/&\n\ts.refreshLocal()/' \
+  's.refreshLocal()' 2 \
+  "the local OpenAPI v3 indexes read when read"
+patch_module k8s.io/kube-aggregator pkg/controllers/openapiv3/controller.go \
+  's/^\tsuccessfulUpdateDelayLocal = time\.Second$/\tsuccessfulUpdateDelayLocal = aggregator.LocalRequeue \/\/ oplab: zz_oplab_fresh.go/' \
+  'successfulUpdateDelayLocal = aggregator.LocalRequeue' 1 \
+  "the local OpenAPI v3 indexes read when read"
+add_file aggregator/fresh.go k8s.io/kube-aggregator/pkg/controllers/openapiv3/aggregator
 
 if $prepare_only; then
   # The module graph must resolve with the patched copy in place.
-  go list -modfile "$tmp/go.mod" -m -f '{{.Path}} {{.Version}} => {{with .Replace}}{{.Path}}{{end}}' k8s.io/apiserver k8s.io/component-base k8s.io/kube-openapi
+  go list -modfile "$tmp/go.mod" -m -f '{{.Path}} {{.Version}} => {{with .Replace}}{{.Path}}{{end}}' k8s.io/apiserver k8s.io/component-base k8s.io/kube-openapi k8s.io/kube-aggregator
   echo "prepared control plane $kube_version (kwok $kwok_version); nothing compiled"
   exit 0
 fi

@@ -376,8 +376,10 @@ func testLoopbackCertificate(t *testing.T, ctx context.Context, _ kubernetes.Int
 // testOpenAPIDocuments checks the OpenAPI documents kube-controlplane builds
 // when they are first read (hack/build-controlplane.sh): the v3 index names
 // the built-in group versions and the CRDs' by hashes that each document is
-// then served under, a stale hash is redirected to the current one, and the
-// v2 document holds the built-in types.
+// then served under, a stale hash is redirected to the current one, a new
+// CRD's group version is in the index as soon as apiextensions documents it
+// (the aggregator reads its local servers' indexes when its own is read,
+// not once a second), and the v2 document holds the built-in types.
 func testOpenAPIDocuments(t *testing.T, ctx context.Context, _ kubernetes.Interface, _ string, cfg *rest.Config) {
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
@@ -452,6 +454,43 @@ func testOpenAPIDocuments(t *testing.T, ctx context.Context, _ kubernetes.Interf
 	if resp, _ := get(stale); resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != index.Paths["apis/apps/v1"].ServerRelativeURL {
 		t.Errorf("GET %s: %s to %q, want 301 to %q", stale, resp.Status, resp.Header.Get("Location"), index.Paths["apis/apps/v1"].ServerRelativeURL)
 	}
+
+	// A CRD made now: its group version is in the index, and its document
+	// holds its kind, well before the aggregator's own pass over its local
+	// servers (every ten minutes) would put it there.
+	crd := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+		"metadata":{"name":"gadgets.fresh.oplab.test"},
+		"spec":{"group":"fresh.oplab.test","scope":"Namespaced",
+			"names":{"plural":"gadgets","singular":"gadget","kind":"Gadget"},
+			"versions":[{"name":"v1","served":true,"storage":true,
+				"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer"}}}}}}}]}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Host+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", strings.NewReader(crd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	cresp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cbody, _ := io.ReadAll(cresp.Body)
+	cresp.Body.Close()
+	if cresp.StatusCode != http.StatusCreated {
+		t.Fatalf("create the CRD: %s: %s", cresp.Status, cbody)
+	}
+	made := time.Now()
+	waitFor(t, ctx, "the new CRD's group version in the OpenAPI v3 index", func(context.Context) (bool, error) {
+		if _, body := get("/openapi/v3"); json.Unmarshal(body, &index) != nil {
+			return false, nil
+		}
+		ref, ok := index.Paths["apis/fresh.oplab.test/v1"]
+		if !ok {
+			return false, nil
+		}
+		resp, body := get(ref.ServerRelativeURL)
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"test.oplab.fresh.v1.Gadget"`), nil
+	})
+	t.Logf("the new CRD's group version documented %s after its create", time.Since(made).Round(time.Millisecond))
 
 	resp, body := get("/openapi/v2")
 	if resp.StatusCode != http.StatusOK {
