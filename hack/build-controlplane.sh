@@ -89,6 +89,10 @@ trap 'rm -rf "$tmp"' EXIT
 #   leaves them), instead of asking each server for its index every second
 #   (apiserver-patch/aggregator/fresh.go): the poll was most of the idle API
 #   server's sampled CPU.
+# - The MutatingAdmissionPolicy plugin reads the /openapi/v3 index when a
+#   policy asks it for a custom resource's type converter, if its copy is
+#   older than upstream's 5 s poll, instead of reading it every 5 s through
+#   the loopback client (apiserver-patch/mappatch/typeconverter_lazy.go).
 #
 # copy_module MODULE copies MODULE from the module cache under $tmp/src and
 # prints where. `go list -m` reports no directory for a module that is not
@@ -196,6 +200,19 @@ patch_module k8s.io/kube-aggregator pkg/controllers/openapiv3/controller.go \
   'successfulUpdateDelayLocal = aggregator.LocalRequeue' 1 \
   "the local OpenAPI v3 indexes read when read"
 add_file aggregator/fresh.go k8s.io/kube-aggregator/pkg/controllers/openapiv3/aggregator
+patch_module k8s.io/apiserver pkg/admission/plugin/policy/mutating/patch/typeconverter.go \
+  's/^\tlastFetchedPaths map\[schema\.GroupVersion\]openapi\.GroupVersion$/&\n\tpathsFetched time.Time \/\/ oplab: zz_oplab_typeconverter_lazy.go/' \
+  'pathsFetched time.Time' 1 \
+  "the mutating policies' OpenAPI index read when needed"
+patch_module k8s.io/apiserver pkg/admission/plugin/policy/mutating/patch/typeconverter.go \
+  's/^func (t \*typeConverterManager) Run(ctx context\.Context) {$/func (t *typeConverterManager) runPolling(ctx context.Context) {/' \
+  'runPolling(ctx context.Context)' 1 \
+  "the mutating policies' OpenAPI index read when needed"
+patch_module k8s.io/apiserver pkg/admission/plugin/policy/mutating/patch/typeconverter.go \
+  's/^\tgv := gvk\.GroupVersion()$/\tt.refreshPaths(gvk.GroupVersion()) \/\/ oplab\n&/' \
+  't.refreshPaths(gvk.GroupVersion())' 1 \
+  "the mutating policies' OpenAPI index read when needed"
+add_file mappatch/typeconverter_lazy.go k8s.io/apiserver/pkg/admission/plugin/policy/mutating/patch
 
 if $prepare_only; then
   # The module graph must resolve with the patched copy in place.
