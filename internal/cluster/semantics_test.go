@@ -389,21 +389,7 @@ func testOpenAPIDocuments(t *testing.T, ctx context.Context, _ kubernetes.Interf
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	get := func(path string) (*http.Response, []byte) {
 		t.Helper()
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.Host+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp, body
+		return send(t, ctx, hc, cfg.Host, http.MethodGet, path, "")
 	}
 
 	var index struct {
@@ -465,19 +451,8 @@ func testOpenAPIDocuments(t *testing.T, ctx context.Context, _ kubernetes.Interf
 			"names":{"plural":"gadgets","singular":"gadget","kind":"Gadget"},
 			"versions":[{"name":"v1","served":true,"storage":true,
 				"schema":{"openAPIV3Schema":{"type":"object","properties":{"spec":{"type":"object","properties":{"size":{"type":"integer"}}}}}}}]}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.Host+"/apis/apiextensions.k8s.io/v1/customresourcedefinitions", strings.NewReader(crd))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	cresp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cbody, _ := io.ReadAll(cresp.Body)
-	cresp.Body.Close()
-	if cresp.StatusCode != http.StatusCreated {
-		t.Fatalf("create the CRD: %s: %s", cresp.Status, cbody)
+	if resp, body := send(t, ctx, hc, cfg.Host, http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create the CRD: %s: %s", resp.Status, body)
 	}
 	made := time.Now()
 	waitFor(t, ctx, "the new CRD's group version in the OpenAPI v3 index", func(context.Context) (bool, error) {
@@ -520,29 +495,10 @@ func testMutatingPolicyOnCRD(t *testing.T, ctx context.Context, _ kubernetes.Int
 	if err != nil {
 		t.Fatal(err)
 	}
-	send := func(method, path, body string) (int, []byte) {
-		t.Helper()
-		req, err := http.NewRequestWithContext(ctx, method, cfg.Host+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		out, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, out
-	}
 	create := func(path, body string) {
 		t.Helper()
-		if code, out := send(http.MethodPost, path, body); code != http.StatusCreated {
-			t.Fatalf("POST %s: %d %s", path, code, out)
+		if resp, out := send(t, ctx, hc, cfg.Host, http.MethodPost, path, body); resp.StatusCode != http.StatusCreated {
+			t.Fatalf("POST %s: %s %s", path, resp.Status, out)
 		}
 	}
 	create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", `{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
@@ -564,10 +520,10 @@ func testMutatingPolicyOnCRD(t *testing.T, ctx context.Context, _ kubernetes.Int
 	n := 0
 	waitFor(t, ctx, "a widget patched by the mutating policy", func(context.Context) (bool, error) {
 		n++
-		code, out := send(http.MethodPost, "/apis/mutate.oplab.test/v1/namespaces/"+ns+"/widgets",
+		resp, out := send(t, ctx, hc, cfg.Host, http.MethodPost, "/apis/mutate.oplab.test/v1/namespaces/"+ns+"/widgets",
 			fmt.Sprintf(`{"apiVersion":"mutate.oplab.test/v1","kind":"Widget","metadata":{"name":"w%d"},"spec":{"color":"red"}}`, n))
-		last = fmt.Sprintf("%d %s", code, out)
-		if code != http.StatusCreated {
+		last = fmt.Sprintf("%s %s", resp.Status, out)
+		if resp.StatusCode != http.StatusCreated {
 			return false, nil
 		}
 		var w struct {
@@ -582,6 +538,30 @@ func testMutatingPolicyOnCRD(t *testing.T, ctx context.Context, _ kubernetes.Int
 		return w.Spec.Size == 7 && w.Spec.Color == "red", nil
 	})
 	t.Logf("widget %d patched; the last answer: %.200s", n, last)
+}
+
+// send sends body, JSON when there is one, to path of the API server at
+// host with hc, and returns the answer and its body.
+func send(t *testing.T, ctx context.Context, hc *http.Client, host, method, path, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, host+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, out
 }
 
 // testAdmissionPolicyVariables checks that an admission policy's
