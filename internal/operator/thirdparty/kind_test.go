@@ -157,9 +157,15 @@ func zalandoFailover(t testing.TB) run {
 	if got, _ := patroniMembers(ctx, c, next); got != next {
 		t.Errorf("patronictl list names %q the leader, want %s", got, next)
 	}
-	if ip := endpointIP(t, ctx, c, "my-postgres-cluster"); ip != podIP(t, ctx, c, next) {
-		t.Errorf("Service my-postgres-cluster points at %s, want the new leader %s's address", ip, next)
-	}
+	// Patroni writes the Service's endpoints once it holds the leader lock,
+	// which may be a moment after its PostgreSQL takes writes: the old
+	// leader cleared them as it stopped.
+	want := podIP(t, ctx, c, next)
+	waitFor(t, ctx, "Service my-postgres-cluster to point at the new leader "+next+" ("+want+")", time.Minute, func() (string, bool) {
+		ip := endpointIP(t, ctx, c, "my-postgres-cluster")
+		return ip, ip == want
+	})
+	t.Logf("Service my-postgres-cluster points at %s %s after the leader's delete", next, time.Since(deleted).Round(100*time.Millisecond))
 	return r
 }
 
