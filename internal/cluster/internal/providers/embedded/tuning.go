@@ -36,7 +36,12 @@ type tuning struct {
 //     CPU the start needs. BenchmarkClusterCreate: 2.9 s to usable instead
 //     of 3.7 s, for about 10 MiB more idle RSS. Turning the collector off
 //     for the start-up was faster still but left the heap fragmented: idle
-//     RSS grew by 80 MiB.
+//     RSS grew by 80 MiB. The window covers a lab's setup too, and leaves a
+//     session's heap fragmented: 132-136 MiB of in-use spans for 80-88 MiB
+//     of live objects. GOGC=100 for the window gave a session back 12-16 MiB
+//     for 0.23 CPU-seconds more a start (docs/tuning.md, "The start-up's
+//     GOGC, paid for in fragments"); a class starting together is short of
+//     CPU, not memory, so it stays 200.
 //
 // Idle CPU: a cluster nobody uses still wakes up for periodic work, and on a
 // 2-core machine for a class of 30 that work is the machine's whole
